@@ -1,0 +1,18 @@
+//! The pure core of edgemem.
+//!
+//! Nothing in here knows about wasm, JS, I/O, async, the clock or an RNG:
+//! time and random bits are passed in. A native `cargo test` with default
+//! features proves it, since none of those dependencies are even compiled.
+
+pub mod codec;
+pub mod engine;
+pub mod error;
+pub mod ids;
+pub mod limits;
+pub mod migrate;
+pub mod session;
+pub mod time;
+
+pub use engine::{Applied, Engine, LogEntry, Op, SessionPage};
+pub use error::{Error, Result};
+pub use session::{Message, Session};

@@ -1,0 +1,15 @@
+//! edgemem: agent memory that runs where the agent runs.
+//!
+//! See `ARCHITECTURE.md` for the map. The dependency rule is
+//! `core` ← `api` ← `store` users; `core` ← `js`; `core` ← `store` ← `worker`.
+//! Only `js` and `worker` know about wasm-bindgen, and only behind features.
+
+pub mod api;
+pub mod core;
+pub mod store;
+
+#[cfg(feature = "wasm")]
+mod js;
+
+#[cfg(feature = "worker")]
+mod worker;
