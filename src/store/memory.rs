@@ -1,0 +1,76 @@
+//! The in-memory backend: a sorted map of bytes. Clones share the same map,
+//! so a test can "restart" by opening a new store over a clone.
+
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use super::Backend;
+use crate::core::error::{Error, Result};
+
+/// A shared in-memory key-value map.
+#[derive(Debug, Clone, Default)]
+pub struct MemoryBackend {
+    pub(super) map: Rc<RefCell<BTreeMap<String, Vec<u8>>>>,
+    /// Successful writes left before every write fails (fault injection).
+    pub(super) writes_left: Rc<Cell<Option<u64>>>,
+}
+
+impl MemoryBackend {
+    /// An empty map.
+    pub fn new() -> MemoryBackend {
+        MemoryBackend::default()
+    }
+
+    /// Lets `n` more writes (puts or deletes) succeed, then fails every write,
+    /// as a process that dies mid-run would. `None` heals the backend.
+    pub fn fail_writes_after(&self, n: Option<u64>) {
+        self.writes_left.set(n);
+    }
+
+    /// A copy of the raw contents.
+    pub fn dump(&self) -> BTreeMap<String, Vec<u8>> {
+        self.map.borrow().clone()
+    }
+
+    /// Overwrites one raw value (tests corrupt stores with it).
+    pub fn poke(&self, key: &str, value: Vec<u8>) {
+        self.map.borrow_mut().insert(key.to_owned(), value);
+    }
+
+    fn take_write(&self) -> Result<()> {
+        match self.writes_left.get() {
+            None => Ok(()),
+            Some(0) => Err(Error::storage("injected write failure")),
+            Some(n) => {
+                self.writes_left.set(Some(n - 1));
+                Ok(())
+            }
+        }
+    }
+}
+
+impl Backend for MemoryBackend {
+    async fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        Ok(self.map.borrow().get(key).cloned())
+    }
+
+    async fn put(&self, key: &str, value: Vec<u8>) -> Result<()> {
+        self.take_write()?;
+        self.map.borrow_mut().insert(key.to_owned(), value);
+        Ok(())
+    }
+
+    async fn delete(&self, keys: &[String]) -> Result<()> {
+        self.take_write()?;
+        let mut map = self.map.borrow_mut();
+        for k in keys {
+            map.remove(k);
+        }
+        Ok(())
+    }
+
+    async fn list(&self, prefix: &str) -> Result<Vec<String>> {
+        Ok(self.map.borrow().range(prefix.to_owned()..).take_while(|(k, _)| k.starts_with(prefix)).map(|(k, _)| k.clone()).collect())
+    }
+}
