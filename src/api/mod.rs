@@ -1,0 +1,274 @@
+//! The HTTP API, as plain data: a [`Request`] in, a [`Response`] out, over a
+//! [`Store`] on any backend.
+//!
+//! Routes are shaped like Redis Agent Memory Server's REST API so that its
+//! clients work unchanged; edgemem's own routes sit beside them. Nothing here
+//! knows about the Workers runtime, so every route is tested natively on the
+//! in-memory backend; `src/worker` only moves bytes in and out.
+
+pub mod working_memory;
+
+use serde::de::DeserializeOwned;
+use serde_json::{json, Value};
+
+use crate::core::engine::{Applied, Op};
+use crate::core::error::{Error, Result};
+use crate::core::limits;
+use crate::core::session::validate_id;
+use crate::core::time::Millis;
+use crate::store::{Backend, Store};
+
+/// Package version, reported by `/v1/health`.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// An HTTP request reduced to what the routes need.
+#[derive(Debug, Clone)]
+pub struct Request<'a> {
+    pub method: &'a str,
+    /// The path, percent-encoded as received, without the query.
+    pub path: &'a str,
+    /// Decoded query pairs, in order.
+    pub query: Vec<(String, String)>,
+    pub body: &'a [u8],
+}
+
+/// A JSON response.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Response {
+    pub status: u16,
+    pub body: Value,
+}
+
+impl Response {
+    fn ok(body: Value) -> Response {
+        Response { status: 200, body }
+    }
+
+    /// The `{"detail", "code"}` body and honest status of an error.
+    pub fn error(err: &Error) -> Response {
+        Response { status: status_of(err), body: json!({ "detail": err.to_string(), "code": err.code() }) }
+    }
+}
+
+/// The HTTP status of each error code.
+pub fn status_of(err: &Error) -> u16 {
+    match err {
+        Error::InvalidJson { .. } => 400,
+        Error::Unauthorized => 401,
+        Error::NotFound { .. } => 404,
+        Error::MethodNotAllowed { .. } => 405,
+        Error::PayloadTooLarge { .. } => 413,
+        Error::InvalidInput { .. } | Error::LimitExceeded { .. } => 422,
+        Error::Storage { .. } => 503,
+        Error::SnapshotCorrupt { .. }
+        | Error::SchemaVersionUnsupported { .. }
+        | Error::LogCorrupt { .. }
+        | Error::StoreUnsuitable { .. }
+        | Error::Internal { .. } => 500,
+    }
+}
+
+/// Per-request inputs the pure API cannot produce itself.
+pub struct Ctx<'a> {
+    /// The current time.
+    pub now: Millis,
+    /// 80 random bits per call, for ULIDs.
+    pub random: &'a mut dyn FnMut() -> [u8; 10],
+    /// The tenant namespace the request was routed to (`None` = default).
+    pub namespace: Option<&'a str>,
+    /// The request-body cap in force.
+    pub body_bytes_max: usize,
+}
+
+/// Splits `path?query` and decodes the query.
+pub fn split_target(target: &str) -> (&str, Vec<(String, String)>) {
+    match target.split_once('?') {
+        None => (target, Vec::new()),
+        Some((path, q)) => (path, parse_query(q)),
+    }
+}
+
+/// Decodes `a=1&b=x%20y` (with `+` as space).
+pub fn parse_query(q: &str) -> Vec<(String, String)> {
+    q.split('&')
+        .filter(|p| !p.is_empty())
+        .map(|pair| {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            (percent_decode(&k.replace('+', " ")), percent_decode(&v.replace('+', " ")))
+        })
+        .collect()
+}
+
+/// Decodes `%XX` escapes; invalid escapes and invalid UTF-8 are kept lossily
+/// rather than refused, so the id validation reports them.
+pub fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() {
+            let hex = std::str::from_utf8(&b[i + 1..i + 3]).ok().and_then(|h| u8::from_str_radix(h, 16).ok());
+            if let Some(byte) = hex {
+                out.push(byte);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+impl Request<'_> {
+    fn param(&self, name: &str) -> Option<&str> {
+        self.query.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
+
+    fn param_usize(&self, name: &str, default: usize, min: usize, max: usize) -> Result<usize> {
+        match self.param(name) {
+            None => Ok(default),
+            Some(v) => match v.parse::<usize>() {
+                Ok(n) if (min..=max).contains(&n) => Ok(n),
+                _ => Err(Error::invalid(name, format!("must be an integer from {min} to {max}"))),
+            },
+        }
+    }
+}
+
+/// Parses a JSON body: syntax errors are 400 `invalid_json`, wrong types or
+/// values are 422 `invalid_input`.
+pub fn parse_json<T: DeserializeOwned>(body: &[u8]) -> Result<T> {
+    serde_json::from_slice(body).map_err(|e| match e.classify() {
+        serde_json::error::Category::Data => Error::invalid("body", e.to_string()),
+        _ => Error::InvalidJson { detail: e.to_string() },
+    })
+}
+
+/// Checks a bearer token. `expected = None` means auth is switched off
+/// (local development). The comparison takes the same time wherever the
+/// first difference is.
+pub fn check_auth(authorization: Option<&str>, expected: Option<&str>) -> Result<()> {
+    let Some(expected) = expected else { return Ok(()) };
+    let given = authorization.and_then(|h| h.strip_prefix("Bearer ")).ok_or(Error::Unauthorized)?;
+    let (a, b) = (given.as_bytes(), expected.as_bytes());
+    let mut diff = (a.len() ^ b.len()) as u8 | u8::from(a.len() != b.len());
+    for i in 0..a.len().min(b.len()) {
+        diff |= a[i] ^ b[i];
+    }
+    if diff == 0 {
+        Ok(())
+    } else {
+        Err(Error::Unauthorized)
+    }
+}
+
+/// The path segments after `/v1/`, percent-decoded.
+fn segments(path: &str) -> Option<Vec<String>> {
+    let rest = path.strip_prefix("/v1/")?;
+    Some(rest.split('/').map(percent_decode).collect())
+}
+
+/// Answers one request. Never panics; every failure is a typed error body.
+pub async fn handle<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut Ctx<'_>) -> Response {
+    match route(store, req, ctx).await {
+        Ok(r) => r,
+        Err(e) => Response::error(&e),
+    }
+}
+
+async fn route<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut Ctx<'_>) -> Result<Response> {
+    if req.body.len() > ctx.body_bytes_max {
+        return Err(Error::too_large("request body", req.body.len(), ctx.body_bytes_max));
+    }
+    let segs = segments(req.path).ok_or_else(|| Error::not_found("route", req.path))?;
+    let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
+    let method = req.method;
+    match (segs.as_slice(), method) {
+        (["health"], "GET") => Ok(Response::ok(json!({ "now": ctx.now, "version": VERSION }))),
+        (["working-memory", ""], "GET") => list_sessions(store, req, ctx).await,
+        (["working-memory", id], _) if !id.is_empty() => match method {
+            "GET" => get_session(store, req, ctx, id).await,
+            "PUT" => put_session(store, req, ctx, id).await,
+            "DELETE" => delete_session(store, req, ctx, id).await,
+            other => Err(Error::MethodNotAllowed { method: other.to_owned() }),
+        },
+        (["working-memory", id, "messages"], "POST") => append_messages(store, req, ctx, id).await,
+        (["health"] | ["working-memory", ..], other) => Err(Error::MethodNotAllowed { method: other.to_owned() }),
+        _ => Err(Error::not_found("route", req.path)),
+    }
+}
+
+async fn list_sessions<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &Ctx<'_>) -> Result<Response> {
+    let limit = req.param_usize("limit", limits::SESSION_LIST_LIMIT_DEFAULT, 1, limits::SESSION_LIST_LIMIT_MAX)?;
+    let offset = req.param_usize("offset", 0, 0, limits::SESSIONS_MAX)?;
+    let user_id = req.param("user_id").map(str::to_owned);
+    let now = ctx.now;
+    let page = store.read(|e| e.list_sessions(now, user_id.as_deref(), offset, limit)).await?;
+    Ok(Response::ok(json!({ "sessions": page.sessions, "total": page.total })))
+}
+
+async fn get_session<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &Ctx<'_>, id: &str) -> Result<Response> {
+    validate_id("session_id", id)?;
+    let recent = match req.param("recent_messages_limit") {
+        None => None,
+        Some(_) => Some(req.param_usize("recent_messages_limit", 0, 0, limits::SESSION_MESSAGES_MAX)?),
+    };
+    let user_id = req.param("user_id").map(str::to_owned);
+    let now = ctx.now;
+    let found = store
+        .read(|e| {
+            e.session(id, now)
+                .filter(|s| user_id.is_none() || s.user_id == user_id)
+                .map(|s| working_memory::session_json(s, recent))
+        })
+        .await?;
+    found.map(Response::ok).ok_or_else(|| Error::not_found("session", id))
+}
+
+async fn put_session<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut Ctx<'_>, id: &str) -> Result<Response> {
+    validate_id("session_id", id)?;
+    let body: working_memory::PutBody = parse_json(req.body)?;
+    let session = working_memory::session_from_put(id, body, ctx.namespace, ctx.now, ctx.random)?;
+    match store.apply(Op::SessionPut { session }, ctx.now).await? {
+        Applied::Session(s) => Ok(Response::ok(working_memory::session_json(&s, None))),
+        other => Err(Error::Internal { detail: format!("put returned {other:?}") }),
+    }
+}
+
+async fn append_messages<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut Ctx<'_>, id: &str) -> Result<Response> {
+    validate_id("session_id", id)?;
+    let body: working_memory::AppendBody = parse_json(req.body)?;
+    if body.messages.len() > limits::APPEND_MESSAGES_MAX {
+        return Err(Error::LimitExceeded { what: "messages in one append".into(), limit: limits::APPEND_MESSAGES_MAX as u64 });
+    }
+    let messages = working_memory::messages_from(body.messages, ctx.now, ctx.random)?;
+    match store.apply(Op::SessionAppend { session_id: id.to_owned(), messages }, ctx.now).await? {
+        Applied::Session(s) => Ok(Response::ok(working_memory::session_json(&s, None))),
+        other => Err(Error::Internal { detail: format!("append returned {other:?}") }),
+    }
+}
+
+async fn delete_session<B: Backend>(store: &Store<B>, _req: &Request<'_>, ctx: &Ctx<'_>, id: &str) -> Result<Response> {
+    validate_id("session_id", id)?;
+    // AMS answers 200 whether or not the session existed; only log a delete
+    // that changes something.
+    let now = ctx.now;
+    if store.read(|e| e.session(id, now).is_some()).await? {
+        store.apply(Op::SessionDelete { session_id: id.to_owned() }, now).await?;
+    }
+    Ok(Response::ok(json!({ "status": "ok" })))
+}
+
+/// Sweeps expired sessions; the Worker calls it from its alarm. Returns the
+/// next expiry to schedule, if any.
+pub async fn expire<B: Backend>(store: &Store<B>, now: Millis) -> Result<Option<Millis>> {
+    let due = store.read(|e| e.next_expiry().is_some_and(|at| at <= now)).await?;
+    if due {
+        store.apply(Op::SessionsExpire, now).await?;
+    }
+    store.read(|e| e.next_expiry()).await
+}
+
+#[cfg(test)]
+mod tests;

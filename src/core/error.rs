@@ -30,6 +30,8 @@ pub enum Error {
     NotFound { kind: String, id: String },
     /// Missing or wrong bearer token. HTTP 401.
     Unauthorized,
+    /// The route exists but not with this HTTP method. HTTP 405.
+    MethodNotAllowed { method: String },
     /// A snapshot failed its magic, length or checksum checks, or did not
     /// decode. Nothing was loaded from it.
     SnapshotCorrupt { reason: String },
@@ -61,6 +63,7 @@ impl Error {
             Error::LimitExceeded { .. } => "limit_exceeded",
             Error::NotFound { .. } => "not_found",
             Error::Unauthorized => "unauthorized",
+            Error::MethodNotAllowed { .. } => "method_not_allowed",
             Error::SnapshotCorrupt { .. } => "snapshot_corrupt",
             Error::SchemaVersionUnsupported { .. } => "schema_version_unsupported",
             Error::LogCorrupt { .. } => "log_corrupt",
@@ -102,6 +105,7 @@ impl fmt::Display for Error {
             Error::LimitExceeded { what, limit } => write!(f, "{what} would exceed the limit of {limit}"),
             Error::NotFound { kind, id } => write!(f, "{kind} not found: {id}"),
             Error::Unauthorized => write!(f, "missing or invalid bearer token"),
+            Error::MethodNotAllowed { method } => write!(f, "method {method} is not allowed on this route"),
             Error::SnapshotCorrupt { reason } => write!(f, "snapshot is corrupt: {reason}"),
             Error::SchemaVersionUnsupported { found, supported_max } => write!(
                 f,
@@ -130,6 +134,7 @@ mod tests {
             Error::LimitExceeded { what: "x".into(), limit: 1 },
             Error::not_found("session", "s"),
             Error::Unauthorized,
+            Error::MethodNotAllowed { method: "PATCH".into() },
             Error::SnapshotCorrupt { reason: String::new() },
             Error::SchemaVersionUnsupported { found: 9, supported_max: 1 },
             Error::LogCorrupt { seq: 1, reason: String::new() },
