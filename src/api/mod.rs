@@ -186,78 +186,122 @@ async fn route<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut Ctx<'_
     let method = req.method;
     match (segs.as_slice(), method) {
         (["health"], "GET") => Ok(Response::ok(json!({ "now": ctx.now, "version": VERSION }))),
-        (["working-memory", ""], "GET") => list_sessions(store, req, ctx).await,
+        (["working-memory", ""], "GET") => list_sessions_route(store, req, ctx).await,
         (["working-memory", id], _) if !id.is_empty() => match method {
-            "GET" => get_session(store, req, ctx, id).await,
-            "PUT" => put_session(store, req, ctx, id).await,
-            "DELETE" => delete_session(store, req, ctx, id).await,
+            "GET" => get_session_route(store, req, ctx, id).await,
+            "PUT" => put_session(store, ctx, id, req.body).await.map(Response::ok),
+            // AMS answers 200 whether or not the session existed.
+            "DELETE" => delete_session(store, ctx.now, id).await.map(|_| Response::ok(json!({ "status": "ok" }))),
             other => Err(Error::MethodNotAllowed { method: other.to_owned() }),
         },
-        (["working-memory", id, "messages"], "POST") => append_messages(store, req, ctx, id).await,
+        (["working-memory", id, "messages"], "POST") => append_messages(store, ctx, id, req.body).await.map(Response::ok),
         (["health"] | ["working-memory", ..], other) => Err(Error::MethodNotAllowed { method: other.to_owned() }),
         _ => Err(Error::not_found("route", req.path)),
     }
 }
 
-async fn list_sessions<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &Ctx<'_>) -> Result<Response> {
+async fn list_sessions_route<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &Ctx<'_>) -> Result<Response> {
     let limit = req.param_usize("limit", limits::SESSION_LIST_LIMIT_DEFAULT, 1, limits::SESSION_LIST_LIMIT_MAX)?;
     let offset = req.param_usize("offset", 0, 0, limits::SESSIONS_MAX)?;
-    let user_id = req.param("user_id").map(str::to_owned);
-    let now = ctx.now;
-    let page = store.read(|e| e.list_sessions(now, user_id.as_deref(), offset, limit)).await?;
-    Ok(Response::ok(json!({ "sessions": page.sessions, "total": page.total })))
+    list_sessions(store, ctx.now, req.param("user_id"), offset, limit).await.map(Response::ok)
 }
 
-async fn get_session<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &Ctx<'_>, id: &str) -> Result<Response> {
-    validate_id("session_id", id)?;
+async fn get_session_route<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &Ctx<'_>, id: &str) -> Result<Response> {
     let recent = match req.param("recent_messages_limit") {
         None => None,
         Some(_) => Some(req.param_usize("recent_messages_limit", 0, 0, limits::SESSION_MESSAGES_MAX)?),
     };
-    let user_id = req.param("user_id").map(str::to_owned);
-    let now = ctx.now;
-    let found = store
-        .read(|e| {
-            e.session(id, now)
-                .filter(|s| user_id.is_none() || s.user_id == user_id)
-                .map(|s| working_memory::session_json(s, recent))
-        })
-        .await?;
-    found.map(Response::ok).ok_or_else(|| Error::not_found("session", id))
+    match get_session(store, ctx.now, id, req.param("user_id"), recent).await? {
+        Some(v) => Ok(Response::ok(v)),
+        None => Err(Error::not_found("session", id)),
+    }
 }
 
-async fn put_session<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut Ctx<'_>, id: &str) -> Result<Response> {
+/// One page of live session ids, sorted: `{"sessions", "total"}`.
+pub async fn list_sessions<B: Backend>(
+    store: &Store<B>,
+    now: Millis,
+    user_id: Option<&str>,
+    offset: usize,
+    limit: usize,
+) -> Result<Value> {
+    if limit == 0 || limit > limits::SESSION_LIST_LIMIT_MAX {
+        return Err(Error::invalid("limit", format!("must be from 1 to {}", limits::SESSION_LIST_LIMIT_MAX)));
+    }
+    let page = store.read(|e| e.list_sessions(now, user_id, offset, limit)).await?;
+    Ok(json!({ "sessions": page.sessions, "total": page.total }))
+}
+
+/// The session in AMS's shape, or `None` when it is missing, expired, or
+/// belongs to another `user_id`.
+pub async fn get_session<B: Backend>(
+    store: &Store<B>,
+    now: Millis,
+    id: &str,
+    user_id: Option<&str>,
+    recent_messages_limit: Option<usize>,
+) -> Result<Option<Value>> {
     validate_id("session_id", id)?;
-    let body: working_memory::PutBody = parse_json(req.body)?;
+    store
+        .read(|e| {
+            e.session(id, now)
+                .filter(|s| user_id.is_none() || s.user_id.as_deref() == user_id)
+                .map(|s| working_memory::session_json(s, recent_messages_limit))
+        })
+        .await
+}
+
+/// Creates or replaces a session from an AMS `WorkingMemory` JSON body.
+pub async fn put_session<B: Backend>(store: &Store<B>, ctx: &mut Ctx<'_>, id: &str, body: &[u8]) -> Result<Value> {
+    validate_id("session_id", id)?;
+    let body: working_memory::PutBody = parse_json(body)?;
     let session = working_memory::session_from_put(id, body, ctx.namespace, ctx.now, ctx.random)?;
     match store.apply(Op::SessionPut { session }, ctx.now).await? {
-        Applied::Session(s) => Ok(Response::ok(working_memory::session_json(&s, None))),
+        Applied::Session(s) => Ok(working_memory::session_json(&s, None)),
         other => Err(Error::Internal { detail: format!("put returned {other:?}") }),
     }
 }
 
-async fn append_messages<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut Ctx<'_>, id: &str) -> Result<Response> {
+/// Returns the live session, or creates it from the body (same shape as a
+/// PUT) when there is none: `{"created": bool, "session": {...}}`.
+pub async fn get_or_create_session<B: Backend>(store: &Store<B>, ctx: &mut Ctx<'_>, id: &str, body: &[u8]) -> Result<Value> {
     validate_id("session_id", id)?;
-    let body: working_memory::AppendBody = parse_json(req.body)?;
+    let body: working_memory::PutBody = parse_json(body)?;
+    let session = working_memory::session_from_put(id, body, ctx.namespace, ctx.now, ctx.random)?;
+    let now = ctx.now;
+    // The common case logs nothing; the op below settles a race atomically.
+    if let Some(s) = store.read(|e| e.session(id, now).map(|s| working_memory::session_json(s, None))).await? {
+        return Ok(json!({ "created": false, "session": s }));
+    }
+    match store.apply(Op::SessionCreate { session }, ctx.now).await? {
+        Applied::Session(s) => Ok(json!({ "created": true, "session": working_memory::session_json(&s, None) })),
+        Applied::Existing(s) => Ok(json!({ "created": false, "session": working_memory::session_json(&s, None) })),
+        other => Err(Error::Internal { detail: format!("create returned {other:?}") }),
+    }
+}
+
+/// Appends `{"messages": [...]}` to an existing session.
+pub async fn append_messages<B: Backend>(store: &Store<B>, ctx: &mut Ctx<'_>, id: &str, body: &[u8]) -> Result<Value> {
+    validate_id("session_id", id)?;
+    let body: working_memory::AppendBody = parse_json(body)?;
     if body.messages.len() > limits::APPEND_MESSAGES_MAX {
         return Err(Error::LimitExceeded { what: "messages in one append".into(), limit: limits::APPEND_MESSAGES_MAX as u64 });
     }
     let messages = working_memory::messages_from(body.messages, ctx.now, ctx.random)?;
     match store.apply(Op::SessionAppend { session_id: id.to_owned(), messages }, ctx.now).await? {
-        Applied::Session(s) => Ok(Response::ok(working_memory::session_json(&s, None))),
+        Applied::Session(s) => Ok(working_memory::session_json(&s, None)),
         other => Err(Error::Internal { detail: format!("append returned {other:?}") }),
     }
 }
 
-async fn delete_session<B: Backend>(store: &Store<B>, _req: &Request<'_>, ctx: &Ctx<'_>, id: &str) -> Result<Response> {
+/// Deletes a session; `Ok(false)` when there was none (nothing is logged).
+pub async fn delete_session<B: Backend>(store: &Store<B>, now: Millis, id: &str) -> Result<bool> {
     validate_id("session_id", id)?;
-    // AMS answers 200 whether or not the session existed; only log a delete
-    // that changes something.
-    let now = ctx.now;
-    if store.read(|e| e.session(id, now).is_some()).await? {
-        store.apply(Op::SessionDelete { session_id: id.to_owned() }, now).await?;
+    if !store.read(|e| e.session(id, now).is_some()).await? {
+        return Ok(false);
     }
-    Ok(Response::ok(json!({ "status": "ok" })))
+    store.apply(Op::SessionDelete { session_id: id.to_owned() }, now).await?;
+    Ok(true)
 }
 
 /// Sweeps expired sessions; the Worker calls it from its alarm. Returns the

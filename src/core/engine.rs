@@ -25,6 +25,9 @@ pub enum Op {
     /// Create or replace a whole session. `created_at` is kept from an
     /// existing session; `updated_at` and `expires_at` come from `now`.
     SessionPut { session: Session },
+    /// Create a session unless a live one exists (get-or-create without a
+    /// race: the check and the write are one op).
+    SessionCreate { session: Session },
     /// Append turns to an existing, unexpired session.
     SessionAppend { session_id: String, messages: Vec<Message> },
     /// Delete a session; deleting a missing session is `NotFound`.
@@ -37,6 +40,8 @@ pub enum Op {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Applied {
     Session(Session),
+    /// `SessionCreate` found a live session and changed nothing.
+    Existing(Session),
     Deleted { session_id: String },
     Expired { session_ids: Vec<String> },
 }
@@ -101,6 +106,14 @@ impl Engine {
                 next.touch(now);
                 self.insert(next.clone());
                 Applied::Session(next)
+            }
+            Op::SessionCreate { session } => {
+                if let Some(existing) = self.live(&session.session_id, now) {
+                    let existing = existing.clone();
+                    self.last_seq += 1;
+                    return Ok(Applied::Existing(existing));
+                }
+                return self.apply(&Op::SessionPut { session: session.clone() }, now);
             }
             Op::SessionAppend { session_id, messages } => {
                 validate_id("session_id", session_id)?;
@@ -288,6 +301,18 @@ mod tests {
             assert!(e.apply(&op, 3).is_err());
             assert_eq!(e, before, "{op:?} changed the state");
         }
+    }
+
+    #[test]
+    fn create_is_get_or_create() {
+        let mut e = Engine::new();
+        let mut s = session("c", None);
+        s.context = Some("first".into());
+        assert!(matches!(e.apply(&Op::SessionCreate { session: s.clone() }, 1).unwrap(), Applied::Session(_)));
+        s.context = Some("second".into());
+        let Applied::Existing(got) = e.apply(&Op::SessionCreate { session: s }, 2).unwrap() else { panic!() };
+        assert_eq!(got.context.as_deref(), Some("first"));
+        assert_eq!(e.last_seq(), 2, "a no-op create still takes a sequence number, so replay stays aligned");
     }
 
     #[test]

@@ -200,12 +200,48 @@ impl<B: Backend> Store<B> {
         self.inner.lock().await.stats()
     }
 
-    /// The latest snapshot envelope bytes, for publishing to a read-mostly
-    /// mirror such as Workers KV.
-    pub async fn snapshot_bytes(&self) -> Result<Vec<u8>> {
+    /// Publishes the current state as a snapshot on `target` (for example
+    /// Workers KV, which may hold snapshots but never the log), under
+    /// `config.key_prefix`, with the same chunked layout and commit point.
+    pub async fn publish<T: Backend>(&self, target: &T, config: &StoreConfig) -> Result<StoreStats> {
+        config.validate()?;
         let mut inner = self.inner.lock().await;
         inner.heal().await?;
-        inner.engine.encode_snapshot()
+        let bytes = inner.engine.encode_snapshot()?;
+        let prev = match target.get(&format!("{}head", config.key_prefix)).await? {
+            Some(b) => Head::decode(&b).map(|h| h.gen).unwrap_or(0),
+            None => 0,
+        };
+        let head = Head { gen: prev + 1, chunk_count: 0, snapshot_bytes: bytes.len() as u64, last_seq: inner.engine.last_seq() };
+        let head = write_snapshot(target, config, head, &bytes).await?;
+        sweep(target, &config.key_prefix, head).await?;
+        Ok(StoreStats { last_seq: head.last_seq, log_records_since_snapshot: 0, snapshot_gen: head.gen, snapshot_bytes: head.snapshot_bytes })
+    }
+}
+
+impl Store<MemoryBackend> {
+    /// Re-types an in-memory store for callers that hold any backend.
+    pub fn into_backend<C: Backend>(self, wrap: impl FnOnce(MemoryBackend) -> C) -> Store<C> {
+        let inner = self.inner.into_inner();
+        Store {
+            inner: Mutex::new(Inner {
+                backend: wrap(inner.backend),
+                config: inner.config,
+                engine: inner.engine,
+                head: inner.head,
+                log_records_since_snapshot: inner.log_records_since_snapshot,
+                poisoned: inner.poisoned,
+            }),
+        }
+    }
+
+    /// Loads a snapshot published with [`Store::publish`] into a volatile
+    /// in-memory store: a read replica that starts without replaying a log.
+    pub async fn open_published<T: Backend>(source: &T, key_prefix: &str) -> Result<Store<MemoryBackend>> {
+        let (engine, _, _) = recover(source, key_prefix).await?;
+        let config = StoreConfig::default();
+        let inner = Inner { backend: MemoryBackend::new(), config, engine, head: None, log_records_since_snapshot: 0, poisoned: false };
+        Ok(Store { inner: Mutex::new(inner) })
     }
 }
 
@@ -231,40 +267,50 @@ impl<B: Backend> Inner<B> {
     }
 
     async fn snapshot(&mut self) -> Result<()> {
-        let prefix = self.config.key_prefix.clone();
         let bytes = self.engine.encode_snapshot()?;
         let gen = self.head.map_or(1, |h| h.gen + 1);
-        let mut chunk_count = 0u32;
-        for (i, chunk) in codec::chunks(&bytes, self.config.chunk_bytes).enumerate() {
-            self.backend.put(&chunk_key(&prefix, gen, i as u32), chunk.to_vec()).await?;
-            chunk_count += 1;
-        }
-        let head = Head { gen, chunk_count, snapshot_bytes: bytes.len() as u64, last_seq: self.engine.last_seq() };
-        // The commit point. If this put fails we cannot know whether it landed,
-        // so reload from storage before serving again.
-        if let Err(e) = self.backend.put(&format!("{prefix}head"), head.encode()).await {
-            self.poisoned = true;
-            return Err(e);
-        }
+        let head = Head { gen, chunk_count: 0, snapshot_bytes: bytes.len() as u64, last_seq: self.engine.last_seq() };
+        let head = match write_snapshot(&self.backend, &self.config, head, &bytes).await {
+            Ok(head) => head,
+            Err(e) => {
+                // The head put may or may not have landed: reload before serving.
+                self.poisoned = true;
+                return Err(e);
+            }
+        };
         self.head = Some(head);
         self.log_records_since_snapshot = 0;
-        // Sweep what the new head makes unreachable. Failures only leave garbage
-        // that the next snapshot sweeps again.
-        let current = format!("{prefix}snap/{gen:016x}/");
-        let stale_chunks: Vec<String> =
-            self.backend.list(&format!("{prefix}snap/")).await?.into_iter().filter(|k| !k.starts_with(&current)).collect();
-        let covered_logs: Vec<String> = self
-            .backend
-            .list(&format!("{prefix}log/"))
-            .await?
-            .into_iter()
-            .filter(|k| parse_seq(&prefix, k).is_some_and(|seq| seq <= head.last_seq))
-            .collect();
-        for batch in stale_chunks.chunks(DELETE_BATCH_KEYS).chain(covered_logs.chunks(DELETE_BATCH_KEYS)) {
-            self.backend.delete(batch).await?;
-        }
-        Ok(())
+        sweep(&self.backend, &self.config.key_prefix, head).await
     }
+}
+
+/// Writes the chunks of `bytes`, then the head (the commit point).
+async fn write_snapshot<B: Backend>(backend: &B, config: &StoreConfig, mut head: Head, bytes: &[u8]) -> Result<Head> {
+    let prefix = &config.key_prefix;
+    for (i, chunk) in codec::chunks(bytes, config.chunk_bytes).enumerate() {
+        backend.put(&chunk_key(prefix, head.gen, i as u32), chunk.to_vec()).await?;
+        head.chunk_count += 1;
+    }
+    backend.put(&format!("{prefix}head"), head.encode()).await?;
+    Ok(head)
+}
+
+/// Deletes what `head` made unreachable: older chunk generations and the log
+/// records it covers. Failures only leave garbage the next sweep removes.
+async fn sweep<B: Backend>(backend: &B, prefix: &str, head: Head) -> Result<()> {
+    let current = format!("{prefix}snap/{:016x}/", head.gen);
+    let stale_chunks: Vec<String> =
+        backend.list(&format!("{prefix}snap/")).await?.into_iter().filter(|k| !k.starts_with(&current)).collect();
+    let covered_logs: Vec<String> = backend
+        .list(&format!("{prefix}log/"))
+        .await?
+        .into_iter()
+        .filter(|k| parse_seq(prefix, k).is_some_and(|seq| seq <= head.last_seq))
+        .collect();
+    for batch in stale_chunks.chunks(DELETE_BATCH_KEYS).chain(covered_logs.chunks(DELETE_BATCH_KEYS)) {
+        backend.delete(batch).await?;
+    }
+    Ok(())
 }
 
 /// Keys per delete call (Durable Object storage takes at most 128).

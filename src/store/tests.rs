@@ -250,3 +250,21 @@ fn config_is_validated() {
         assert_eq!(run(Store::open(MemoryBackend::new(), bad)).err().unwrap().code(), "invalid_input");
     }
 }
+
+#[test]
+fn publish_to_a_snapshots_only_mirror_and_open_it() {
+    let backend = MemoryBackend::new();
+    let store = run(Store::open(backend, cfg(1_000, 1024))).unwrap();
+    for i in 0..40 {
+        let _ = run(store.apply(op(i), now(i)));
+    }
+    let mirror = MemoryBackend::new();
+    let pub_cfg = StoreConfig { key_prefix: "kv/".into(), chunk_bytes: 100, ..StoreConfig::default() };
+    let first = run(store.publish(&mirror, &pub_cfg)).unwrap();
+    let _ = run(store.apply(op(40), now(40)));
+    let second = run(store.publish(&mirror, &pub_cfg)).unwrap();
+    assert_eq!(second.snapshot_gen, first.snapshot_gen + 1);
+    assert!(mirror.dump().keys().all(|k| k == "kv/head" || k.starts_with(&format!("kv/snap/{:016x}/", second.snapshot_gen))));
+    let replica = run(Store::open_published(&mirror, "kv/")).unwrap();
+    assert_eq!(run(replica.read(|e| e.clone())).unwrap(), run(store.read(|e| e.clone())).unwrap());
+}

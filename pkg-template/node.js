@@ -1,0 +1,7 @@
+// Node entry: load the wasm synchronously from next to this file.
+import { readFileSync } from "node:fs";
+import { initSync } from "./edgemem_wasm.js";
+
+initSync({ module: readFileSync(new URL("./edgemem_bg.wasm", import.meta.url)) });
+
+export * from "./index.js";

@@ -1,0 +1,265 @@
+//! The JS API: thin wasm-bindgen newtypes over the core, the store and the
+//! API functions. The npm package's `index.js` wraps [`MemoryCore`] in the
+//! idiomatic `Memory` class; structured values cross the boundary as JSON
+//! text (one parse on each side, and the exact same validation as HTTP).
+
+mod backend;
+
+use std::rc::Rc;
+
+use js_sys::{Function, Promise, Reflect};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::future_to_promise;
+
+use crate::api::{self, Ctx};
+use crate::core::error::Error;
+use crate::core::limits;
+use crate::core::time::{Millis, MILLIS_MAX};
+use crate::store::{Store, StoreConfig};
+use backend::AnyBackend;
+
+/// Turns an [`Error`] into a JS `Error` named `EdgememError` with `.code`.
+pub(crate) fn to_js_error(e: &Error) -> JsValue {
+    let err = js_sys::Error::new(&e.to_string());
+    err.set_name("EdgememError");
+    let _ = Reflect::set(&err, &"code".into(), &e.code().into());
+    err.into()
+}
+
+fn random_bits() -> [u8; 10] {
+    let mut r = [0u8; 10];
+    // getrandom on wasm32 calls crypto.getRandomValues, present in Node 20,
+    // browsers and workerd. Should it ever fail, fall back to the clock:
+    // ids stay unique enough within one session, never a panic.
+    if getrandom::getrandom(&mut r).is_err() {
+        let t = js_sys::Date::now().to_bits().to_le_bytes();
+        r[..8].copy_from_slice(&t);
+    }
+    r
+}
+
+fn json_text(v: &serde_json::Value) -> Result<JsValue, JsValue> {
+    serde_json::to_string(v).map(JsValue::from).map_err(|e| to_js_error(&Error::Internal { detail: e.to_string() }))
+}
+
+fn check_body(body: &str) -> Result<(), JsValue> {
+    if body.len() > limits::REQUEST_BODY_BYTES_CEILING {
+        return Err(to_js_error(&Error::too_large("argument", body.len(), limits::REQUEST_BODY_BYTES_CEILING)));
+    }
+    Ok(())
+}
+
+struct Inner {
+    store: Store<AnyBackend>,
+    namespace: Option<String>,
+    clock: Option<Function>,
+}
+
+impl Inner {
+    fn now(&self) -> Result<Millis, JsValue> {
+        let ms = match &self.clock {
+            None => js_sys::Date::now(),
+            Some(f) => f.call0(&JsValue::NULL)?.as_f64().unwrap_or(f64::NAN),
+        };
+        if !ms.is_finite() || ms < 0.0 || ms > MILLIS_MAX as f64 {
+            return Err(to_js_error(&Error::invalid("clock", "must return milliseconds since the epoch")));
+        }
+        Ok(ms as Millis)
+    }
+}
+
+/// Options accepted by `MemoryCore.open`, as JSON.
+#[derive(serde::Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct OpenOptions {
+    #[serde(default)]
+    namespace: Option<String>,
+    #[serde(default)]
+    snapshot_every_ops: Option<u64>,
+    #[serde(default)]
+    chunk_bytes: Option<usize>,
+    #[serde(default)]
+    key_prefix: Option<String>,
+}
+
+/// A tenant's memory, durable on the store it was opened with.
+#[wasm_bindgen]
+pub struct MemoryCore {
+    inner: Rc<Inner>,
+}
+
+/// Runs an async body against a shared `Inner`, mapping errors to JS errors.
+fn promise<F, Fut>(inner: &Rc<Inner>, f: F) -> Promise
+where
+    F: FnOnce(Rc<Inner>) -> Fut,
+    Fut: std::future::Future<Output = Result<JsValue, JsValue>> + 'static,
+{
+    future_to_promise(f(inner.clone()))
+}
+
+#[wasm_bindgen]
+impl MemoryCore {
+    /// Opens (recovering if needed) a memory on `store`: `undefined` for a
+    /// volatile in-memory store, or any object with async
+    /// `get/put/delete/list`. `options_json` holds `namespace`,
+    /// `snapshot_every_ops`, `chunk_bytes` and `key_prefix`. `clock` is an
+    /// optional `() => milliseconds` (tests drive TTLs with it).
+    pub fn open(store: JsValue, options_json: String, clock: JsValue) -> Promise {
+        future_to_promise(async move {
+            check_body(&options_json)?;
+            let opts: OpenOptions = api::parse_json(options_json.as_bytes()).map_err(|e| to_js_error(&e))?;
+            if let Some(ns) = &opts.namespace {
+                crate::core::session::validate_id("namespace", ns).map_err(|e| to_js_error(&e))?;
+            }
+            let defaults = StoreConfig::default();
+            let config = StoreConfig {
+                snapshot_every_ops: opts.snapshot_every_ops.unwrap_or(defaults.snapshot_every_ops),
+                chunk_bytes: opts.chunk_bytes.unwrap_or(defaults.chunk_bytes),
+                key_prefix: opts.key_prefix.unwrap_or_default(),
+            };
+            let backend = AnyBackend::from_js(store)?;
+            let clock = clock_from(clock)?;
+            let store = Store::open(backend, config).await.map_err(|e| to_js_error(&e))?;
+            let inner = Inner { store, namespace: opts.namespace, clock };
+            Ok(MemoryCore { inner: Rc::new(inner) }.into())
+        })
+    }
+
+    /// `PUT` semantics of AMS: creates or replaces a session. Resolves to the
+    /// stored session as JSON text once it is durable.
+    #[wasm_bindgen(js_name = putSession)]
+    pub fn put_session(&self, session_id: String, body_json: String) -> Promise {
+        promise(&self.inner, |inner| async move {
+            check_body(&body_json)?;
+            let mut rand = random_bits;
+            let mut ctx = Ctx { now: inner.now()?, random: &mut rand, namespace: inner.namespace.as_deref(), body_bytes_max: limits::REQUEST_BODY_BYTES_CEILING };
+            let v = api::put_session(&inner.store, &mut ctx, &session_id, body_json.as_bytes()).await.map_err(|e| to_js_error(&e))?;
+            json_text(&v)
+        })
+    }
+
+    /// Returns the live session or creates it from `body_json` (PUT shape):
+    /// resolves to `{"created", "session"}` as JSON text.
+    #[wasm_bindgen(js_name = getOrCreateSession)]
+    pub fn get_or_create_session(&self, session_id: String, body_json: String) -> Promise {
+        promise(&self.inner, |inner| async move {
+            check_body(&body_json)?;
+            let mut rand = random_bits;
+            let mut ctx = Ctx { now: inner.now()?, random: &mut rand, namespace: inner.namespace.as_deref(), body_bytes_max: limits::REQUEST_BODY_BYTES_CEILING };
+            let v = api::get_or_create_session(&inner.store, &mut ctx, &session_id, body_json.as_bytes()).await.map_err(|e| to_js_error(&e))?;
+            json_text(&v)
+        })
+    }
+
+    /// Appends `{"messages": [...]}` to an existing session.
+    #[wasm_bindgen(js_name = appendMessages)]
+    pub fn append_messages(&self, session_id: String, body_json: String) -> Promise {
+        promise(&self.inner, |inner| async move {
+            check_body(&body_json)?;
+            let mut rand = random_bits;
+            let mut ctx = Ctx { now: inner.now()?, random: &mut rand, namespace: inner.namespace.as_deref(), body_bytes_max: limits::REQUEST_BODY_BYTES_CEILING };
+            let v = api::append_messages(&inner.store, &mut ctx, &session_id, body_json.as_bytes()).await.map_err(|e| to_js_error(&e))?;
+            json_text(&v)
+        })
+    }
+
+    /// The session as JSON text, or `null` when missing or expired.
+    #[wasm_bindgen(js_name = getSession)]
+    pub fn get_session(&self, session_id: String, user_id: Option<String>, recent_messages_limit: Option<u32>) -> Promise {
+        promise(&self.inner, |inner| async move {
+            let recent = recent_messages_limit.map(|n| n as usize);
+            let v = api::get_session(&inner.store, inner.now()?, &session_id, user_id.as_deref(), recent).await.map_err(|e| to_js_error(&e))?;
+            match v {
+                Some(v) => json_text(&v),
+                None => Ok(JsValue::NULL),
+            }
+        })
+    }
+
+    /// Deletes a session; resolves to whether it existed.
+    #[wasm_bindgen(js_name = deleteSession)]
+    pub fn delete_session(&self, session_id: String) -> Promise {
+        promise(&self.inner, |inner| async move {
+            let existed = api::delete_session(&inner.store, inner.now()?, &session_id).await.map_err(|e| to_js_error(&e))?;
+            Ok(JsValue::from_bool(existed))
+        })
+    }
+
+    /// `{"sessions", "total"}` as JSON text.
+    #[wasm_bindgen(js_name = listSessions)]
+    pub fn list_sessions(&self, offset: u32, limit: u32, user_id: Option<String>) -> Promise {
+        promise(&self.inner, |inner| async move {
+            let v = api::list_sessions(&inner.store, inner.now()?, user_id.as_deref(), offset as usize, limit as usize)
+                .await
+                .map_err(|e| to_js_error(&e))?;
+            json_text(&v)
+        })
+    }
+
+    /// Removes sessions whose TTL ran out; resolves to the next expiry in
+    /// milliseconds, or `null`.
+    pub fn expire(&self) -> Promise {
+        promise(&self.inner, |inner| async move {
+            let next = api::expire(&inner.store, inner.now()?).await.map_err(|e| to_js_error(&e))?;
+            Ok(next.map_or(JsValue::NULL, |ms| JsValue::from_f64(ms as f64)))
+        })
+    }
+
+    /// Writes a snapshot now and truncates the log; resolves to the stats.
+    pub fn snapshot(&self) -> Promise {
+        promise(&self.inner, |inner| async move {
+            let s = inner.store.snapshot().await.map_err(|e| to_js_error(&e))?;
+            stats_json(s)
+        })
+    }
+
+    /// Publishes a snapshot to `target` (typically a Workers KV store, which
+    /// may hold snapshots but never the op log) under `key_prefix`.
+    #[wasm_bindgen(js_name = publishSnapshot)]
+    pub fn publish_snapshot(&self, target: JsValue, key_prefix: String) -> Promise {
+        promise(&self.inner, |inner| async move {
+            let target = backend::JsBackend::new_any(target)?;
+            let config = StoreConfig { key_prefix, ..StoreConfig::default() };
+            let s = inner.store.publish(&target, &config).await.map_err(|e| to_js_error(&e))?;
+            stats_json(s)
+        })
+    }
+
+    /// Opens a volatile replica from a snapshot published on `source`.
+    #[wasm_bindgen(js_name = openPublished)]
+    pub fn open_published(source: JsValue, key_prefix: String, namespace: Option<String>, clock: JsValue) -> Promise {
+        future_to_promise(async move {
+            let source = backend::JsBackend::new_any(source)?;
+            let replica = Store::open_published(&source, &key_prefix).await.map_err(|e| to_js_error(&e))?;
+            let (engine_store, clock) = (replica.into_backend(AnyBackend::Memory), clock_from(clock)?);
+            Ok(MemoryCore { inner: Rc::new(Inner { store: engine_store, namespace, clock }) }.into())
+        })
+    }
+
+    /// `{"last_seq", "log_records_since_snapshot", "snapshot_gen", "snapshot_bytes"}` as JSON text.
+    pub fn stats(&self) -> Promise {
+        promise(&self.inner, |inner| async move { stats_json(inner.store.stats().await) })
+    }
+}
+
+fn clock_from(clock: JsValue) -> Result<Option<Function>, JsValue> {
+    if clock.is_undefined() || clock.is_null() {
+        return Ok(None);
+    }
+    clock.dyn_into::<Function>().map(Some).map_err(|_| to_js_error(&Error::invalid("clock", "must be a function")))
+}
+
+fn stats_json(s: crate::store::StoreStats) -> Result<JsValue, JsValue> {
+    json_text(&serde_json::json!({
+        "last_seq": s.last_seq,
+        "log_records_since_snapshot": s.log_records_since_snapshot,
+        "snapshot_gen": s.snapshot_gen,
+        "snapshot_bytes": s.snapshot_bytes,
+    }))
+}
+
+/// The crate version.
+#[wasm_bindgen]
+pub fn version() -> String {
+    api::VERSION.to_owned()
+}
