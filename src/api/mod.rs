@@ -186,6 +186,7 @@ async fn route<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut Ctx<'_
     let method = req.method;
     match (segs.as_slice(), method) {
         (["health"], "GET") => Ok(Response::ok(json!({ "now": ctx.now, "version": VERSION }))),
+        (["stats"], "GET") => stats(store).await.map(Response::ok),
         (["working-memory", ""], "GET") => list_sessions_route(store, req, ctx).await,
         (["working-memory", id], _) if !id.is_empty() => match method {
             "GET" => get_session_route(store, req, ctx, id).await,
@@ -195,7 +196,7 @@ async fn route<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut Ctx<'_
             other => Err(Error::MethodNotAllowed { method: other.to_owned() }),
         },
         (["working-memory", id, "messages"], "POST") => append_messages(store, ctx, id, req.body).await.map(Response::ok),
-        (["health"] | ["working-memory", ..], other) => Err(Error::MethodNotAllowed { method: other.to_owned() }),
+        (["health"] | ["stats"] | ["working-memory", ..], other) => Err(Error::MethodNotAllowed { method: other.to_owned() }),
         _ => Err(Error::not_found("route", req.path)),
     }
 }
@@ -302,6 +303,21 @@ pub async fn delete_session<B: Backend>(store: &Store<B>, now: Millis, id: &str)
     }
     store.apply(Op::SessionDelete { session_id: id.to_owned() }, now).await?;
     Ok(true)
+}
+
+/// edgemem's `GET /v1/stats`: store counters and the session count,
+/// including expired sessions not yet swept.
+pub async fn stats<B: Backend>(store: &Store<B>) -> Result<Value> {
+    let s = store.stats().await;
+    let (sessions, next_expiry) = store.read(|e| (e.session_count(), e.next_expiry())).await?;
+    Ok(json!({
+        "last_seq": s.last_seq,
+        "log_records_since_snapshot": s.log_records_since_snapshot,
+        "snapshot_gen": s.snapshot_gen,
+        "snapshot_bytes": s.snapshot_bytes,
+        "sessions": sessions,
+        "next_expiry": next_expiry,
+    }))
 }
 
 /// Sweeps expired sessions; the Worker calls it from its alarm. Returns the

@@ -1,0 +1,248 @@
+//! The Cloudflare Worker: a thin front that authenticates, caps and routes
+//! each request to its tenant's Durable Object, which owns a [`Store`] on its
+//! own storage and answers through the pure [`crate::api`].
+//!
+//! Static files (the demo page) are served by the runtime's asset layer
+//! before this code runs; only `/v1/*` reaches it.
+
+mod backend;
+
+use std::cell::Cell;
+use std::rc::Rc;
+
+use futures_util::lock::Mutex;
+use serde::Deserialize;
+use worker::{durable_object, event, Context, DurableObject, Env, Headers, Method, Request, RequestInit, Response, State};
+
+use crate::api::{self, Ctx};
+use crate::core::error::Error;
+use crate::core::limits;
+use crate::core::session::validate_id;
+use crate::core::time::Millis;
+use crate::store::{Store, StoreConfig};
+use backend::{DoBackend, KvBackend};
+
+/// Durable Object namespace binding (one object per tenant namespace).
+const MEMORY_BINDING: &str = "MEMORY";
+/// Optional KV binding that receives published snapshots.
+const SNAPSHOTS_BINDING: &str = "SNAPSHOTS";
+/// Carries the explicit namespace from the front Worker to the object.
+const NAMESPACE_HEADER: &str = "x-edgemem-namespace";
+/// The tenant of requests that name none (AMS's default).
+const DEFAULT_NAMESPACE: &str = "default";
+
+type WResult<T> = worker::Result<T>;
+
+fn json_response(r: &api::Response) -> WResult<Response> {
+    let body = serde_json::to_vec(&r.body).map_err(|e| worker::Error::RustError(e.to_string()))?;
+    let headers = Headers::new();
+    headers.set("content-type", "application/json")?;
+    headers.set("cache-control", "no-store")?;
+    Ok(Response::from_bytes(body)?.with_status(r.status).with_headers(headers))
+}
+
+fn error_response(e: &Error) -> WResult<Response> {
+    json_response(&api::Response::error(e))
+}
+
+fn now_ms() -> Millis {
+    js_sys::Date::now().max(0.0) as Millis
+}
+
+fn random_bits() -> [u8; 10] {
+    let mut r = [0u8; 10];
+    if getrandom::getrandom(&mut r).is_err() {
+        r[..8].copy_from_slice(&js_sys::Date::now().to_bits().to_le_bytes());
+    }
+    r
+}
+
+fn env_string(env: &Env, name: &str) -> Option<String> {
+    env.secret(name).ok().map(|s| s.to_string()).or_else(|| env.var(name).ok().map(|v| v.to_string())).filter(|s| !s.is_empty())
+}
+
+/// The request-body cap: `EDGEMEM_BODY_BYTES_MAX`, or the default.
+fn body_bytes_max(env: &Env) -> Result<usize, Error> {
+    match env_string(env, "EDGEMEM_BODY_BYTES_MAX") {
+        None => Ok(limits::REQUEST_BODY_BYTES_DEFAULT),
+        Some(v) => match v.parse::<usize>() {
+            Ok(n) if (1..=limits::REQUEST_BODY_BYTES_CEILING).contains(&n) => Ok(n),
+            _ => Err(Error::Internal { detail: format!("EDGEMEM_BODY_BYTES_MAX={v:?} is not 1 to {}", limits::REQUEST_BODY_BYTES_CEILING) }),
+        },
+    }
+}
+
+#[derive(Deserialize)]
+struct NamespacePeek {
+    #[serde(default)]
+    namespace: Option<String>,
+}
+
+#[event(fetch)]
+async fn fetch(mut req: Request, env: Env, _ctx: Context) -> WResult<Response> {
+    match front(&mut req, &env).await {
+        Ok(resp) => Ok(resp),
+        Err(e) => error_response(&e),
+    }
+}
+
+async fn front(req: &mut Request, env: &Env) -> Result<Response, Error> {
+    let w = |e: worker::Error| Error::Internal { detail: e.to_string() };
+    let url = req.url().map_err(w)?;
+    let path = url.path().to_owned();
+    if !path.starts_with("/v1/") {
+        return Err(Error::not_found("route", path));
+    }
+    let method = req.method();
+    if path == "/v1/health" {
+        let r = if method == Method::Get {
+            api::Response { status: 200, body: serde_json::json!({ "now": now_ms(), "version": api::VERSION }) }
+        } else {
+            api::Response::error(&Error::MethodNotAllowed { method: method.to_string() })
+        };
+        return json_response(&r).map_err(w);
+    }
+    let authorization = req.headers().get("authorization").map_err(w)?;
+    api::check_auth(authorization.as_deref(), env_string(env, "EDGEMEM_AUTH_TOKEN").as_deref())?;
+
+    // Refuse oversized bodies before reading them when the length is declared,
+    // and after reading when it is not.
+    let cap = body_bytes_max(env)?;
+    if let Some(len) = req.headers().get("content-length").map_err(w)? {
+        match len.trim().parse::<u64>() {
+            Ok(n) if n > cap as u64 => return Err(Error::PayloadTooLarge { what: "request body".into(), bytes: n, bytes_max: cap as u64 }),
+            Ok(_) => {}
+            Err(_) => return Err(Error::invalid("content-length", "not a number")),
+        }
+    }
+    let body = req.bytes().await.map_err(w)?;
+    if body.len() > cap {
+        return Err(Error::too_large("request body", body.len(), cap));
+    }
+
+    // The tenant: `?namespace=`, else (for a working-memory PUT, whose AMS
+    // client sends the namespace only in the body) the body's namespace.
+    let query_ns = url.query_pairs().find(|(k, _)| k == "namespace").map(|(_, v)| v.into_owned());
+    let namespace = match query_ns {
+        Some(ns) => Some(ns),
+        None if method == Method::Put && path.starts_with("/v1/working-memory/") => {
+            serde_json::from_slice::<NamespacePeek>(&body).ok().and_then(|p| p.namespace)
+        }
+        None => None,
+    };
+    if let Some(ns) = &namespace {
+        validate_id("namespace", ns)?;
+    }
+    let object_name = namespace.clone().unwrap_or_else(|| DEFAULT_NAMESPACE.to_owned());
+
+    let headers = Headers::new();
+    if let Some(ns) = &namespace {
+        headers.set(NAMESPACE_HEADER, ns).map_err(w)?;
+    }
+    let mut init = RequestInit::new();
+    init.with_method(method.clone()).with_headers(headers);
+    if !body.is_empty() {
+        init.with_body(Some(js_sys::Uint8Array::from(body.as_slice()).into()));
+    }
+    let inner = Request::new_with_init(url.as_str(), &init).map_err(w)?;
+    let stub = env.durable_object(MEMORY_BINDING).map_err(w)?.id_from_name(&object_name).map_err(w)?.get_stub().map_err(w)?;
+    stub.fetch_with_request(inner).await.map_err(w)
+}
+
+/// One tenant's memory. Its store opens on first use; the async mutex makes
+/// concurrent first requests share one open.
+#[durable_object]
+pub struct MemoryObject {
+    state: State,
+    env: Env,
+    store: Mutex<Option<Rc<Store<DoBackend>>>>,
+    /// The alarm time last set, to avoid rewriting it on every request.
+    alarm_at: Cell<Option<Millis>>,
+}
+
+impl MemoryObject {
+    async fn store(&self) -> Result<Rc<Store<DoBackend>>, Error> {
+        let mut slot = self.store.lock().await;
+        if let Some(store) = slot.as_ref() {
+            return Ok(store.clone());
+        }
+        let store = Rc::new(Store::open(DoBackend { storage: self.state.storage() }, StoreConfig::default()).await?);
+        *slot = Some(store.clone());
+        Ok(store)
+    }
+
+    /// Keeps the Durable Object alarm at the next TTL expiry.
+    async fn schedule(&self, next: Option<Millis>) -> Result<(), Error> {
+        if next == self.alarm_at.get() {
+            return Ok(());
+        }
+        let storage = self.state.storage();
+        let r = match next {
+            Some(at) => storage.set_alarm(worker::ScheduledTime::new(js_sys::Date::new(&(at as f64).into()))).await,
+            None => storage.delete_alarm().await,
+        };
+        r.map_err(|e| Error::storage(format!("alarm: {e}")))?;
+        self.alarm_at.set(next);
+        Ok(())
+    }
+
+    async fn serve(&self, req: &mut Request) -> Result<Response, Error> {
+        let w = |e: worker::Error| Error::Internal { detail: e.to_string() };
+        let store = self.store().await?;
+        let url = req.url().map_err(w)?;
+        let method = req.method();
+        let namespace = req.headers().get(NAMESPACE_HEADER).map_err(w)?;
+        let body = req.bytes().await.map_err(w)?;
+        if method == Method::Post && url.path() == "/v1/snapshots/publish" {
+            return self.publish(&store, namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE)).await;
+        }
+        let query = api::parse_query(url.query().unwrap_or(""));
+        let api_req = api::Request { method: method.as_ref(), path: url.path(), query, body: &body };
+        let mut rand = random_bits;
+        let mut ctx = Ctx { now: now_ms(), random: &mut rand, namespace: namespace.as_deref(), body_bytes_max: limits::REQUEST_BODY_BYTES_CEILING };
+        let resp = api::handle(&store, &api_req, &mut ctx).await;
+        if method != Method::Get && resp.status == 200 {
+            self.schedule(store.read(|e| e.next_expiry()).await?).await?;
+        }
+        json_response(&resp).map_err(w)
+    }
+
+    /// Publishes this tenant's snapshot to the KV binding, for read-mostly
+    /// replicas (`Memory.openPublished` with a `KVStore`).
+    async fn publish(&self, store: &Store<DoBackend>, namespace: &str) -> Result<Response, Error> {
+        let kv = self
+            .env
+            .kv(SNAPSHOTS_BINDING)
+            .map_err(|_| Error::not_found("binding", SNAPSHOTS_BINDING))?;
+        let config = StoreConfig { key_prefix: format!("{namespace}/"), ..StoreConfig::default() };
+        let stats = store.publish(&KvBackend { kv }, &config).await?;
+        let body = serde_json::json!({ "snapshot_gen": stats.snapshot_gen, "snapshot_bytes": stats.snapshot_bytes, "last_seq": stats.last_seq, "key_prefix": config.key_prefix });
+        json_response(&api::Response { status: 200, body }).map_err(|e| Error::Internal { detail: e.to_string() })
+    }
+}
+
+impl DurableObject for MemoryObject {
+    fn new(state: State, env: Env) -> Self {
+        MemoryObject { state, env, store: Mutex::new(None), alarm_at: Cell::new(None) }
+    }
+
+    async fn fetch(&self, mut req: Request) -> WResult<Response> {
+        match self.serve(&mut req).await {
+            Ok(r) => Ok(r),
+            Err(e) => error_response(&e),
+        }
+    }
+
+    async fn alarm(&self) -> WResult<Response> {
+        let run = async {
+            let store = self.store().await?;
+            self.alarm_at.set(None);
+            let next = api::expire(&store, now_ms()).await?;
+            self.schedule(next).await
+        };
+        match run.await {
+            Ok(()) => Response::ok("expired"),
+            Err(e) => Err(worker::Error::RustError(e.to_string())),
+        }
+    }
+}

@@ -1,0 +1,153 @@
+// End-to-end tests of the Worker and its Durable Object, in Miniflare (workerd)
+// on 127.0.0.1, with on-disk persistence.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Memory, KVStore } from "edgemem";
+import { startWorker } from "./miniflare.mjs";
+
+const persistDir = mkdtempSync(join(tmpdir(), "edgemem-worker-"));
+test.after(() => rmSync(persistDir, { recursive: true, force: true }));
+
+function expectError(r, status, code) {
+  assert.equal(r.status, status, r.text);
+  assert.equal(r.json?.code, code, r.text);
+  assert.equal(typeof r.json?.detail, "string");
+}
+
+test("a session written through the Worker survives a runtime restart", async () => {
+  let { mf, call } = await startWorker({ persistDir });
+  try {
+    const health = await call("GET", "/v1/health");
+    assert.equal(health.status, 200);
+    assert.ok(Math.abs(health.json.now - Date.now()) < 60_000, "health.now is epoch milliseconds");
+    const put = await call("PUT", "/v1/working-memory/trip?namespace=acme", {
+      messages: [{ role: "user", content: "Book Lisbon, budget 1,250.00 EUR" }],
+      data: { budget: "1250.00" },
+      context: "planning a trip",
+    });
+    assert.equal(put.status, 200, put.text);
+    assert.equal(put.json.namespace, "acme");
+    const appended = await call("POST", "/v1/working-memory/trip/messages?namespace=acme", {
+      messages: [{ role: "assistant", content: "Found 3 flights" }],
+    });
+    assert.equal(appended.json.messages.length, 2);
+  } finally {
+    await mf.dispose();
+  }
+
+  ({ mf, call } = await startWorker({ persistDir }));
+  try {
+    const got = await call("GET", "/v1/working-memory/trip?namespace=acme");
+    assert.equal(got.status, 200, got.text);
+    assert.deepEqual(got.json.messages.map((m) => m.content), ["Book Lisbon, budget 1,250.00 EUR", "Found 3 flights"]);
+    assert.equal(got.json.data.budget, "1250.00");
+    assert.equal(got.json.context, "planning a trip");
+    const list = await call("GET", "/v1/working-memory/?namespace=acme");
+    assert.deepEqual(list.json, { sessions: ["trip"], total: 1 });
+  } finally {
+    await mf.dispose();
+  }
+});
+
+test("tenants are isolated by namespace, and a PUT is routed by its body's namespace", async () => {
+  const { mf, call } = await startWorker();
+  try {
+    await call("PUT", "/v1/working-memory/s1?namespace=a", { context: "tenant a" });
+    assert.equal((await call("GET", "/v1/working-memory/s1?namespace=b")).status, 404);
+    assert.equal((await call("GET", "/v1/working-memory/s1")).status, 404, "default namespace is separate");
+    // The AMS client sends the namespace only in the PUT body.
+    const put = await call("PUT", "/v1/working-memory/s2", { namespace: "b", context: "tenant b" });
+    assert.equal(put.status, 200, put.text);
+    assert.equal((await call("GET", "/v1/working-memory/s2?namespace=b")).json.context, "tenant b");
+    expectError(await call("PUT", "/v1/working-memory/s3?namespace=a", { namespace: "b" }), 422, "invalid_input");
+    expectError(await call("GET", "/v1/working-memory/?namespace=" + "x".repeat(300)), 413, "payload_too_large");
+  } finally {
+    await mf.dispose();
+  }
+});
+
+test("bad input gets typed errors with honest statuses and leaves state untouched", async () => {
+  const { mf, call } = await startWorker();
+  try {
+    await call("PUT", "/v1/working-memory/keep", { context: "original" });
+    expectError(await call("PUT", "/v1/working-memory/keep", "{not json"), 400, "invalid_json");
+    expectError(await call("PUT", "/v1/working-memory/keep", { messages: "nope" }), 422, "invalid_input");
+    expectError(await call("PUT", "/v1/working-memory/keep", { ttl_seconds: 2.5 }), 422, "invalid_input");
+    expectError(await call("PUT", "/v1/working-memory/keep", { context: "x".repeat(1024 * 1024 + 1) }), 413, "payload_too_large");
+    expectError(await call("GET", "/v1/working-memory/missing"), 404, "not_found");
+    expectError(await call("POST", "/v1/working-memory/missing/messages", { messages: [{ role: "user", content: "x" }] }), 404, "not_found");
+    expectError(await call("PATCH", "/v1/working-memory/keep", {}), 405, "method_not_allowed");
+    expectError(await call("GET", "/v1/working-memory/?limit=1000"), 422, "invalid_input");
+    expectError(await call("GET", "/v1/nowhere"), 404, "not_found");
+    const got = await call("GET", "/v1/working-memory/keep");
+    assert.equal(got.json.context, "original");
+    assert.equal((await call("DELETE", "/v1/working-memory/keep")).json.status, "ok");
+    assert.equal((await call("DELETE", "/v1/working-memory/keep")).status, 200, "AMS: delete is idempotent");
+  } finally {
+    await mf.dispose();
+  }
+});
+
+test("the body cap is configurable and checked before parsing", async () => {
+  const { mf, call } = await startWorker({ bindings: { EDGEMEM_BODY_BYTES_MAX: "100" } });
+  try {
+    expectError(await call("PUT", "/v1/working-memory/s", { context: "y".repeat(200) }), 413, "payload_too_large");
+    // Over the cap and not even JSON: 413 wins, proving the body was never parsed.
+    expectError(await call("PUT", "/v1/working-memory/s", "{".repeat(500)), 413, "payload_too_large");
+    assert.equal((await call("PUT", "/v1/working-memory/s", { context: "ok" })).status, 200);
+  } finally {
+    await mf.dispose();
+  }
+});
+
+test("bearer auth guards every route but health", async () => {
+  const { mf, call } = await startWorker({ bindings: { EDGEMEM_AUTH_TOKEN: "s3cret" } });
+  try {
+    assert.equal((await call("GET", "/v1/health")).status, 200);
+    expectError(await call("GET", "/v1/working-memory/"), 401, "unauthorized");
+    expectError(await call("GET", "/v1/working-memory/", undefined, { authorization: "Bearer wrong" }), 401, "unauthorized");
+    assert.equal((await call("GET", "/v1/working-memory/", undefined, { authorization: "Bearer s3cret" })).status, 200);
+  } finally {
+    await mf.dispose();
+  }
+});
+
+test("TTL: an expired session is gone, and the alarm sweeps it", async () => {
+  const { mf, call } = await startWorker();
+  try {
+    await call("PUT", "/v1/working-memory/brief?namespace=ttl", { ttl_seconds: 1 });
+    await call("PUT", "/v1/working-memory/durable?namespace=ttl", {});
+    assert.equal((await call("GET", "/v1/working-memory/brief?namespace=ttl")).status, 200);
+    const before = (await call("GET", "/v1/stats?namespace=ttl")).json;
+    assert.equal(before.sessions, 2);
+    assert.ok(before.next_expiry > Date.now() - 5_000);
+    await new Promise((r) => setTimeout(r, 2500));
+    expectError(await call("GET", "/v1/working-memory/brief?namespace=ttl"), 404, "not_found");
+    assert.deepEqual((await call("GET", "/v1/working-memory/?namespace=ttl")).json.sessions, ["durable"]);
+    // Only the alarm removes the record itself: no request swept it.
+    const after = (await call("GET", "/v1/stats?namespace=ttl")).json;
+    assert.equal(after.sessions, 1, JSON.stringify(after));
+    assert.equal(after.next_expiry, null);
+  } finally {
+    await mf.dispose();
+  }
+});
+
+test("the Durable Object publishes snapshots to KV that the npm package can open", async () => {
+  const { mf, call } = await startWorker();
+  try {
+    for (let i = 0; i < 5; i++) await call("PUT", `/v1/working-memory/s${i}?namespace=pub`, { context: `n${i}` });
+    const r = await call("POST", "/v1/snapshots/publish?namespace=pub");
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.json.key_prefix, "pub/");
+    const kv = await mf.getKVNamespace("SNAPSHOTS");
+    const replica = await Memory.openPublished(new KVStore(kv), { keyPrefix: "pub/" });
+    assert.equal((await replica.listSessions()).total, 5);
+    assert.equal((await replica.getSession("s3")).context, "n3");
+  } finally {
+    await mf.dispose();
+  }
+});
