@@ -9,7 +9,7 @@ pub mod core;
 pub mod store;
 
 #[cfg(feature = "wasm")]
-mod js;
+pub mod js;
 
 #[cfg(feature = "worker")]
 mod worker;

@@ -153,6 +153,10 @@ pub fn validate_id(field: &str, id: &str) -> Result<()> {
     if id.chars().any(|c| c.is_control() || c == '/') {
         return Err(Error::invalid(field, "must not contain control characters or '/'"));
     }
+    // URL path normalization would turn these into other routes.
+    if id == "." || id == ".." {
+        return Err(Error::invalid(field, "must not be '.' or '..'"));
+    }
     Ok(())
 }
 
@@ -227,6 +231,8 @@ mod tests {
         let cases: Vec<(&str, Box<dyn Fn(&mut Session)>)> = vec![
             ("invalid_input", Box::new(|s| s.session_id.clear())),
             ("invalid_input", Box::new(|s| s.session_id = "a/b".into())),
+            ("invalid_input", Box::new(|s| s.session_id = "..".into())),
+            ("invalid_input", Box::new(|s| s.session_id = "tab\there".into())),
             ("payload_too_large", Box::new(|s| s.session_id = "x".repeat(limits::ID_BYTES_MAX + 1))),
             ("invalid_input", Box::new(|s| s.messages = vec![msg("a"), msg("a")])),
             ("invalid_input", Box::new(|s| s.messages = vec![Message { role: "".into(), ..msg("a") }])),

@@ -88,6 +88,27 @@ pub struct MemoryCore {
     inner: Rc<Inner>,
 }
 
+impl MemoryCore {
+    /// `open` for Rust callers (the wasm tests): the same steps, no Promise.
+    pub async fn open_async(store: JsValue, options_json: String, clock: JsValue) -> Result<MemoryCore, JsValue> {
+        check_body(&options_json)?;
+        let opts: OpenOptions = api::parse_json(options_json.as_bytes()).map_err(|e| to_js_error(&e))?;
+        if let Some(ns) = &opts.namespace {
+            crate::core::session::validate_id("namespace", ns).map_err(|e| to_js_error(&e))?;
+        }
+        let defaults = StoreConfig::default();
+        let config = StoreConfig {
+            snapshot_every_ops: opts.snapshot_every_ops.unwrap_or(defaults.snapshot_every_ops),
+            chunk_bytes: opts.chunk_bytes.unwrap_or(defaults.chunk_bytes),
+            key_prefix: opts.key_prefix.unwrap_or_default(),
+        };
+        let backend = AnyBackend::from_js(store)?;
+        let clock = clock_from(clock)?;
+        let store = Store::open(backend, config).await.map_err(|e| to_js_error(&e))?;
+        Ok(MemoryCore { inner: Rc::new(Inner { store, namespace: opts.namespace, clock }) })
+    }
+}
+
 /// Runs an async body against a shared `Inner`, mapping errors to JS errors.
 fn promise<F, Fut>(inner: &Rc<Inner>, f: F) -> Promise
 where
@@ -105,24 +126,7 @@ impl MemoryCore {
     /// `snapshot_every_ops`, `chunk_bytes` and `key_prefix`. `clock` is an
     /// optional `() => milliseconds` (tests drive TTLs with it).
     pub fn open(store: JsValue, options_json: String, clock: JsValue) -> Promise {
-        future_to_promise(async move {
-            check_body(&options_json)?;
-            let opts: OpenOptions = api::parse_json(options_json.as_bytes()).map_err(|e| to_js_error(&e))?;
-            if let Some(ns) = &opts.namespace {
-                crate::core::session::validate_id("namespace", ns).map_err(|e| to_js_error(&e))?;
-            }
-            let defaults = StoreConfig::default();
-            let config = StoreConfig {
-                snapshot_every_ops: opts.snapshot_every_ops.unwrap_or(defaults.snapshot_every_ops),
-                chunk_bytes: opts.chunk_bytes.unwrap_or(defaults.chunk_bytes),
-                key_prefix: opts.key_prefix.unwrap_or_default(),
-            };
-            let backend = AnyBackend::from_js(store)?;
-            let clock = clock_from(clock)?;
-            let store = Store::open(backend, config).await.map_err(|e| to_js_error(&e))?;
-            let inner = Inner { store, namespace: opts.namespace, clock };
-            Ok(MemoryCore { inner: Rc::new(inner) }.into())
-        })
+        future_to_promise(async move { MemoryCore::open_async(store, options_json, clock).await.map(JsValue::from) })
     }
 
     /// `PUT` semantics of AMS: creates or replaces a session. Resolves to the
