@@ -2,9 +2,10 @@
 //
 //   node --test tests/e2e/browser.test.mjs
 //
-// Without EDGEMEM_E2E_URL it serves target/site/ (`make site`) itself and
-// tests the in-page IndexedDB backend. With EDGEMEM_E2E_URL pointing at a
-// running Worker (e.g. http://127.0.0.1:8787/) it also tests the Worker API,
+// Without EDGEMEM_E2E_URL it starts `wrangler dev` as `make demo` does (the
+// Worker serving target/site/ from `make site`, and its API on the same
+// origin) and tests both backends of the page. With EDGEMEM_E2E_URL pointing
+// at a running Worker (e.g. http://127.0.0.1:8787/) it tests that one instead,
 // sending EDGEMEM_E2E_TOKEN as the bearer token if the Worker wants one.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
@@ -14,12 +15,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
-import { serveStatic } from "./static-server.mjs";
+import { startWranglerDev } from "./wrangler-dev.mjs";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const SITE = join(ROOT, "target", "site");
 const SCREENSHOT = join(ROOT, "target", "e2e", "demo.png");
-const WORKER_URL = process.env.EDGEMEM_E2E_URL;
+const GIVEN_URL = process.env.EDGEMEM_E2E_URL;
 // Only needed when the Worker has bearer auth switched on.
 const WORKER_TOKEN = process.env.EDGEMEM_E2E_TOKEN ?? "";
 
@@ -33,13 +34,13 @@ let userDataDir;
 
 before(
   async () => {
-    if (WORKER_URL) {
-      baseUrl = new URL(WORKER_URL).href;
+    if (GIVEN_URL) {
+      baseUrl = new URL(GIVEN_URL).href;
     } else {
-      if (!existsSync(join(SITE, "pkg", "browser.js"))) {
-        throw new Error(`${join(SITE, "pkg", "browser.js")} does not exist; run \`make site\` first`);
+      for (const built of [join(SITE, "pkg", "browser.js"), join(ROOT, "build", "index.js")]) {
+        if (!existsSync(built)) throw new Error(`${built} does not exist; run \`make build\` first`);
       }
-      server = await serveStatic(SITE);
+      server = await startWranglerDev(ROOT);
       baseUrl = server.url;
     }
     // A fresh profile: IndexedDB survives reloads within this run only.
@@ -62,12 +63,12 @@ before(
     });
     context.setDefaultTimeout(ACTION_TIMEOUT_MS);
   },
-  { timeout: 30_000 },
+  { timeout: 90_000 },
 );
 
 after(async () => {
   await context?.close().catch(() => {});
-  await server?.close().catch(() => {});
+  await server?.stop().catch(() => {});
   if (userDataDir) await rm(userDataDir, { recursive: true, force: true });
 });
 
@@ -199,7 +200,7 @@ test("IndexedDB backend: create, append, typed error, delete, survive a reload",
   }
 });
 
-test("Worker API backend: create, append, survive a reload", { skip: !WORKER_URL, timeout: TEST_TIMEOUT_MS }, async () => {
+test("Worker API backend: create, append, survive a reload", { timeout: TEST_TIMEOUT_MS }, async () => {
   const { page, problems } = await openPage();
   // The Worker's storage outlives test runs, so use a fresh id each time.
   const id = `e2e-worker-${Date.now()}`;

@@ -1,0 +1,66 @@
+# edgemem: `make demo` builds everything and serves the Worker API and the demo
+# page on http://127.0.0.1:8787 with local persistence; `make test` runs every
+# test. Both install what a fresh machine lacks (scripts/setup.sh).
+
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+export PATH := $(HOME)/.cargo/bin:$(PATH)
+export WRANGLER_SEND_METRICS := false
+export CLOUDFLARE_CF_FETCH_ENABLED := false
+export XDG_CONFIG_HOME := $(CURDIR)/.edgemem-dev/xdg
+NODE_TEST := node --test --test-concurrency=1
+WASM_TEST_ENV := CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner
+DEMO_PORT ?= 8787
+
+.PHONY: setup pkg site worker build demo test test-native test-wasm test-js test-worker test-browser size clean
+
+setup:
+	bash scripts/setup.sh
+
+pkg: setup
+	bash scripts/build-pkg.sh
+	ln -sfn ../pkg node_modules/edgemem
+
+site: pkg
+	rm -rf target/site && mkdir -p target && cp -r www target/site && cp -r pkg target/site/pkg
+
+worker: setup
+	bash scripts/build-worker.sh
+
+build: site worker
+
+demo: build
+	mkdir -p .edgemem-dev/state
+	node_modules/.bin/wrangler dev --local --ip 127.0.0.1 --port $(DEMO_PORT) \
+	  --persist-to .edgemem-dev/state --show-interactive-dev-session=false
+
+test: build test-native test-wasm test-js test-worker test-browser size
+
+# The pure core with default (no) features: proves it needs no wasm or JS.
+test-native:
+	cargo test --quiet
+	@! cargo tree --edges normal --prefix none | grep -E '^(wasm-bindgen|js-sys|worker|web-sys) ' \
+	  || (echo "the default build must not depend on wasm crates" && false)
+
+test-wasm:
+	$(WASM_TEST_ENV) cargo test --quiet --release --target wasm32-unknown-unknown --features wasm --test wasm_node
+	$(WASM_TEST_ENV) CHROMEDRIVER=/usr/bin/chromedriver WASM_BINDGEN_USE_BROWSER=1 \
+	  cargo test --quiet --release --target wasm32-unknown-unknown --features wasm --test wasm_browser
+
+test-js:
+	node_modules/.bin/tsc -p tests/consumer/tsconfig.json
+	$(NODE_TEST) tests/js/
+
+test-worker:
+	$(NODE_TEST) tests/worker/ tests/workerd/
+
+# The page in Chromium: first served statically (IndexedDB mode), then by
+# `wrangler dev` exactly as `make demo` serves it (Worker mode too).
+test-browser:
+	$(NODE_TEST) tests/e2e/
+
+size:
+	bash scripts/size-report.sh
+
+clean:
+	rm -rf target/site target/e2e pkg build .edgemem-dev node_modules/edgemem

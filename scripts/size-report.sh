@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Prints the gzip size of the npm wasm and of the Worker bundle, and fails past
+# the budgets: 1 MB gzip for the npm wasm, 3 MB gzip (Free plan) for the Worker.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+NPM_WASM_GZIP_BYTES_MAX=1000000
+WORKER_GZIP_BYTES_MAX=3000000
+
+gz() { gzip -9c "$@" | wc -c; }
+npm_raw=$(wc -c < pkg/edgemem_bg.wasm)
+npm_gz=$(gz pkg/edgemem_bg.wasm)
+worker_raw=$(cat build/index.js build/index_bg.wasm | wc -c)
+worker_gz=$(( $(gz build/index.js) + $(gz build/index_bg.wasm) ))
+printf 'size: npm wasm     %9d bytes raw, %8d gzip (budget %d)\n' "$npm_raw" "$npm_gz" "$NPM_WASM_GZIP_BYTES_MAX"
+printf 'size: worker bundle %8d bytes raw, %8d gzip (budget %d)\n' "$worker_raw" "$worker_gz" "$WORKER_GZIP_BYTES_MAX"
+status=0
+if [ "$npm_gz" -gt "$NPM_WASM_GZIP_BYTES_MAX" ]; then echo "size: npm wasm is over budget"; status=1; fi
+if [ "$worker_gz" -gt "$WORKER_GZIP_BYTES_MAX" ]; then echo "size: worker bundle is over budget"; status=1; fi
+exit $status

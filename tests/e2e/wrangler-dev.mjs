@@ -1,0 +1,58 @@
+// Starts `wrangler dev` exactly as `make demo` does (same wrangler.toml, local
+// persistence), on free loopback ports, and stops it (whole process group).
+import { spawn } from "node:child_process";
+import { createServer } from "node:net";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const STARTUP_TIMEOUT_MS = 60_000;
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.on("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export async function startWranglerDev(root) {
+  const [port, inspectorPort] = [await freePort(), await freePort()];
+  const persistDir = await mkdtemp(join(tmpdir(), "edgemem-wrangler-"));
+  const log = [];
+  const child = spawn(
+    join(root, "node_modules/.bin/wrangler"),
+    ["dev", "--local", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspectorPort),
+      "--persist-to", persistDir, "--show-interactive-dev-session=false"],
+    {
+      cwd: root,
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", XDG_CONFIG_HOME: join(root, ".edgemem-dev", "xdg"), CI: "true" },
+    },
+  );
+  child.stdout.on("data", (d) => log.push(String(d)));
+  child.stderr.on("data", (d) => log.push(String(d)));
+  const url = `http://127.0.0.1:${port}/`;
+  const stop = async () => {
+    try {
+      process.kill(-child.pid, "SIGTERM");
+    } catch {}
+    await new Promise((r) => (child.exitCode !== null ? r() : child.once("exit", r)));
+    await rm(persistDir, { recursive: true, force: true });
+  };
+  const deadline = Date.now() + STARTUP_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) break;
+    try {
+      const r = await fetch(`${url}v1/health`);
+      if (r.ok) return { url, stop };
+    } catch {}
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  await stop();
+  throw new Error(`wrangler dev did not come up on ${url}:\n${log.join("")}`);
+}
