@@ -25,12 +25,13 @@ fi
 
 # The CLI must match the wasm-bindgen crate exactly. No --locked: one locked crate is
 # missing from the registry mirror here.
-if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$WASM_BINDGEN_VERSION" ]; then
+# `wasm-bindgen --version` prints "wasm-bindgen X"; `worker-build --version` prints "X".
+if ! wasm-bindgen --version 2>/dev/null | grep -qwF -- "$WASM_BINDGEN_VERSION"; then
   log "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION (about 3 min)"
   cargo install -q wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --force
 fi
 
-if [ "$(worker-build --version 2>/dev/null | awk '{print $2}')" != "$WORKER_BUILD_VERSION" ]; then
+if ! worker-build --version 2>/dev/null | grep -qwF -- "$WORKER_BUILD_VERSION"; then
   log "installing worker-build $WORKER_BUILD_VERSION (about 3.5 min)"
   cargo install -q worker-build --version "$WORKER_BUILD_VERSION" --force
 fi
