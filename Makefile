@@ -38,6 +38,7 @@ test: build test-native test-wasm test-js test-worker test-browser size
 
 # The pure core with default (no) features: proves it needs no wasm or JS.
 test-native:
+	cargo clippy --quiet --all-targets -- -D warnings
 	cargo test --quiet
 	@! cargo tree --edges normal --prefix none | grep -E '^(wasm-bindgen|js-sys|worker|web-sys) ' \
 	  || (echo "the default build must not depend on wasm crates" && false)

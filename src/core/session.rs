@@ -228,7 +228,8 @@ mod tests {
     #[test]
     fn validation_rejects_bad_shapes() {
         let base = Session::new("s".into(), 0);
-        let cases: Vec<(&str, Box<dyn Fn(&mut Session)>)> = vec![
+        type Mutate = Box<dyn Fn(&mut Session)>;
+        let cases: Vec<(&str, Mutate)> = vec![
             ("invalid_input", Box::new(|s| s.session_id.clear())),
             ("invalid_input", Box::new(|s| s.session_id = "a/b".into())),
             ("invalid_input", Box::new(|s| s.session_id = "..".into())),

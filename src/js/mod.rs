@@ -88,7 +88,31 @@ pub struct MemoryCore {
     inner: Rc<Inner>,
 }
 
+/// The writes that take a JSON body and fill ids and times from a `Ctx`.
+#[derive(Clone, Copy)]
+enum Write {
+    Put,
+    GetOrCreate,
+    Append,
+}
+
 impl MemoryCore {
+    fn write(&self, kind: Write, session_id: String, body_json: String) -> Promise {
+        promise(&self.inner, move |inner| async move {
+            check_body(&body_json)?;
+            let mut rand = random_bits;
+            let namespace = inner.namespace.as_deref();
+            let mut ctx = Ctx { now: inner.now()?, random: &mut rand, namespace, body_bytes_max: limits::REQUEST_BODY_BYTES_CEILING };
+            let (store, id, body) = (&inner.store, session_id.as_str(), body_json.as_bytes());
+            let v = match kind {
+                Write::Put => api::put_session(store, &mut ctx, id, body).await,
+                Write::GetOrCreate => api::get_or_create_session(store, &mut ctx, id, body).await,
+                Write::Append => api::append_messages(store, &mut ctx, id, body).await,
+            };
+            json_text(&v.map_err(|e| to_js_error(&e))?)
+        })
+    }
+
     /// `open` for Rust callers (the wasm tests): the same steps, no Promise.
     pub async fn open_async(store: JsValue, options_json: String, clock: JsValue) -> Result<MemoryCore, JsValue> {
         check_body(&options_json)?;
@@ -133,38 +157,20 @@ impl MemoryCore {
     /// stored session as JSON text once it is durable.
     #[wasm_bindgen(js_name = putSession)]
     pub fn put_session(&self, session_id: String, body_json: String) -> Promise {
-        promise(&self.inner, |inner| async move {
-            check_body(&body_json)?;
-            let mut rand = random_bits;
-            let mut ctx = Ctx { now: inner.now()?, random: &mut rand, namespace: inner.namespace.as_deref(), body_bytes_max: limits::REQUEST_BODY_BYTES_CEILING };
-            let v = api::put_session(&inner.store, &mut ctx, &session_id, body_json.as_bytes()).await.map_err(|e| to_js_error(&e))?;
-            json_text(&v)
-        })
+        self.write(Write::Put, session_id, body_json)
     }
 
     /// Returns the live session or creates it from `body_json` (PUT shape):
     /// resolves to `{"created", "session"}` as JSON text.
     #[wasm_bindgen(js_name = getOrCreateSession)]
     pub fn get_or_create_session(&self, session_id: String, body_json: String) -> Promise {
-        promise(&self.inner, |inner| async move {
-            check_body(&body_json)?;
-            let mut rand = random_bits;
-            let mut ctx = Ctx { now: inner.now()?, random: &mut rand, namespace: inner.namespace.as_deref(), body_bytes_max: limits::REQUEST_BODY_BYTES_CEILING };
-            let v = api::get_or_create_session(&inner.store, &mut ctx, &session_id, body_json.as_bytes()).await.map_err(|e| to_js_error(&e))?;
-            json_text(&v)
-        })
+        self.write(Write::GetOrCreate, session_id, body_json)
     }
 
     /// Appends `{"messages": [...]}` to an existing session.
     #[wasm_bindgen(js_name = appendMessages)]
     pub fn append_messages(&self, session_id: String, body_json: String) -> Promise {
-        promise(&self.inner, |inner| async move {
-            check_body(&body_json)?;
-            let mut rand = random_bits;
-            let mut ctx = Ctx { now: inner.now()?, random: &mut rand, namespace: inner.namespace.as_deref(), body_bytes_max: limits::REQUEST_BODY_BYTES_CEILING };
-            let v = api::append_messages(&inner.store, &mut ctx, &session_id, body_json.as_bytes()).await.map_err(|e| to_js_error(&e))?;
-            json_text(&v)
-        })
+        self.write(Write::Append, session_id, body_json)
     }
 
     /// The session as JSON text, or `null` when missing or expired.
