@@ -44,9 +44,9 @@ test-native:
 	  || (echo "the default build must not depend on wasm crates" && false)
 
 test-wasm:
-	$(WASM_TEST_ENV) cargo test --quiet --release --target wasm32-unknown-unknown --features wasm --test wasm_node
+	$(WASM_TEST_ENV) cargo test --release --target wasm32-unknown-unknown --features wasm --test wasm_node
 	$(WASM_TEST_ENV) CHROMEDRIVER=/usr/bin/chromedriver WASM_BINDGEN_USE_BROWSER=1 \
-	  cargo test --quiet --release --target wasm32-unknown-unknown --features wasm --test wasm_browser
+	  cargo test --release --target wasm32-unknown-unknown --features wasm --test wasm_browser
 
 test-js:
 	node_modules/.bin/tsc -p tests/consumer/tsconfig.json
