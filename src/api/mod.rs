@@ -56,6 +56,8 @@ pub fn status_of(err: &Error) -> u16 {
         Error::InvalidJson { .. } => 400,
         Error::Unauthorized => 401,
         Error::NotFound { .. } => 404,
+        Error::Conflict { .. } => 409,
+        Error::Rejected { .. } => 422,
         Error::MethodNotAllowed { .. } => 405,
         Error::PayloadTooLarge { .. } => 413,
         Error::InvalidInput { .. } | Error::LimitExceeded { .. } => 422,

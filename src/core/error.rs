@@ -28,6 +28,13 @@ pub enum Error {
     LimitExceeded { what: String, limit: u64 },
     /// The addressed object does not exist (or has expired). HTTP 404.
     NotFound { kind: String, id: String },
+    /// The id exists with different fields, or a state change conflicts with
+    /// an earlier one (`code` says which, e.g.
+    /// `account_exists_with_different_fields`). HTTP 409.
+    Conflict { code: &'static str, id: String },
+    /// A ledger rule refused the operation (`code` is a transfer result such
+    /// as `exceeds_credits` or `pending_transfer_already_posted`). HTTP 422.
+    Rejected { code: &'static str, id: String },
     /// Missing or wrong bearer token. HTTP 401.
     Unauthorized,
     /// The route exists but not with this HTTP method. HTTP 405.
@@ -62,6 +69,7 @@ impl Error {
             Error::PayloadTooLarge { .. } => "payload_too_large",
             Error::LimitExceeded { .. } => "limit_exceeded",
             Error::NotFound { .. } => "not_found",
+            Error::Conflict { code, .. } | Error::Rejected { code, .. } => code,
             Error::Unauthorized => "unauthorized",
             Error::MethodNotAllowed { .. } => "method_not_allowed",
             Error::SnapshotCorrupt { .. } => "snapshot_corrupt",
@@ -88,6 +96,11 @@ impl Error {
         Error::NotFound { kind: kind.into(), id: id.into() }
     }
 
+    /// Shorthand for [`Error::Conflict`].
+    pub fn conflict(code: &'static str, id: impl Into<String>) -> Error {
+        Error::Conflict { code, id: id.into() }
+    }
+
     /// Shorthand for [`Error::Storage`].
     pub fn storage(detail: impl Into<String>) -> Error {
         Error::Storage { detail: detail.into() }
@@ -104,6 +117,8 @@ impl fmt::Display for Error {
             }
             Error::LimitExceeded { what, limit } => write!(f, "{what} would exceed the limit of {limit}"),
             Error::NotFound { kind, id } => write!(f, "{kind} not found: {id}"),
+            Error::Conflict { code, id } => write!(f, "{id}: {}", code.replace('_', " ")),
+            Error::Rejected { code, id } => write!(f, "{id}: {}", code.replace('_', " ")),
             Error::Unauthorized => write!(f, "missing or invalid bearer token"),
             Error::MethodNotAllowed { method } => write!(f, "method {method} is not allowed on this route"),
             Error::SnapshotCorrupt { reason } => write!(f, "snapshot is corrupt: {reason}"),

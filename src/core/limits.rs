@@ -64,3 +64,31 @@ pub const SNAPSHOT_EVERY_OPS_MAX: u64 = 100_000;
 /// Log records replayed in one recovery; more means the log was never
 /// truncated, which is a corrupt store.
 pub const RECOVERY_LOG_RECORDS_MAX: u64 = SNAPSHOT_EVERY_OPS_MAX * 2;
+
+/// Significant digits of an amount (integer part plus the asset's scale):
+/// what `rust_decimal` holds exactly.
+pub const AMOUNT_DIGITS_MAX: usize = 28;
+/// Fraction digits an asset may have (18 covers wei).
+pub const ASSET_SCALE_MAX: u32 = 18;
+/// Bytes of an asset code, account id or transfer id.
+pub const LEDGER_ID_BYTES_MAX: usize = 128;
+/// Assets in one ledger.
+pub const ASSETS_MAX: usize = 1_000;
+/// Accounts in one ledger.
+pub const ACCOUNTS_MAX: usize = 1_000_000;
+/// Transfers kept in one ledger (each id's effect is remembered for ever).
+pub const TRANSFERS_MAX: usize = 5_000_000;
+/// Transfers in one create batch (TigerBeetle's batch size is 8,189).
+pub const TRANSFER_BATCH_MAX: usize = 8_000;
+/// Serialized bytes of a transfer's free-form metadata.
+pub const TRANSFER_METADATA_BYTES_MAX: usize = 4 * 1024;
+/// Longest pending-transfer timeout: 30 days.
+pub const PENDING_TIMEOUT_SECONDS_MAX: u64 = 30 * 24 * 3600;
+/// Page size of an account history.
+pub const HISTORY_LIMIT_MAX: usize = 1_000;
+/// Balances in one statement reconciliation.
+pub const STATEMENT_LINES_MAX: usize = 10_000;
+/// Execute-once intents kept open or done.
+pub const INTENTS_MAX: usize = 100_000;
+/// Serialized bytes of an intent's parameters or outcome.
+pub const INTENT_JSON_BYTES_MAX: usize = 64 * 1024;

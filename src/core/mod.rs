@@ -8,6 +8,7 @@ pub mod codec;
 pub mod engine;
 pub mod error;
 pub mod ids;
+pub mod ledger;
 pub mod limits;
 pub mod migrate;
 pub mod session;

@@ -1,0 +1,202 @@
+//! Ledger records and result codes, with TigerBeetle's semantics.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::amount::Units;
+use crate::core::time::Millis;
+
+/// An asset with a fixed number of decimal places.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Asset {
+    pub code: String,
+    pub scale: u32,
+}
+
+/// Balance invariants an account enforces on every transfer, pending or not.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AccountFlags {
+    /// Debits (posted + pending) may never exceed posted credits: a wallet.
+    #[serde(default)]
+    pub debits_must_not_exceed_credits: bool,
+    /// Credits (posted + pending) may never exceed posted debits.
+    #[serde(default)]
+    pub credits_must_not_exceed_debits: bool,
+}
+
+/// An account of one agent in one asset. Balances are cached here and
+/// recomputed from the transfers by `reconcile`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Account {
+    pub id: String,
+    pub asset: String,
+    #[serde(default)]
+    pub flags: AccountFlags,
+    /// Procedural guard: no single transfer debiting this account may be
+    /// larger ("never bet more than 50 USDC").
+    #[serde(default)]
+    pub max_transfer: Option<Units>,
+    pub debits_posted: Units,
+    pub credits_posted: Units,
+    pub debits_pending: Units,
+    pub credits_pending: Units,
+    pub created_at: Millis,
+}
+
+impl Account {
+    /// `credits_posted - debits_posted`, signed.
+    pub fn balance(&self) -> i128 {
+        self.credits_posted as i128 - self.debits_posted as i128
+    }
+}
+
+/// Where a transfer is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TransferState {
+    /// A single-phase transfer, posted when created.
+    Posted,
+    /// A two-phase transfer holding funds.
+    Pending,
+    /// A pending transfer that was posted (possibly for less).
+    PendingPosted,
+    /// A pending transfer that was voided.
+    PendingVoided,
+    /// A pending transfer whose timeout ran out.
+    PendingExpired,
+}
+
+impl TransferState {
+    /// The name used in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TransferState::Posted => "posted",
+            TransferState::Pending => "pending",
+            TransferState::PendingPosted => "pending_posted",
+            TransferState::PendingVoided => "pending_voided",
+            TransferState::PendingExpired => "pending_expired",
+        }
+    }
+}
+
+/// What a client asks for. Equality of these fields decides `exists` versus
+/// `exists_with_different_*` on a retry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TransferInput {
+    pub id: String,
+    pub debit_account: String,
+    pub credit_account: String,
+    pub amount: Units,
+    #[serde(default)]
+    pub pending: bool,
+    #[serde(default)]
+    pub timeout_seconds: Option<u64>,
+    /// Chains this transfer to the next one: the chain applies all or nothing.
+    #[serde(default)]
+    pub linked: bool,
+    #[serde(default)]
+    pub metadata: Option<Map<String, Value>>,
+}
+
+/// A stored transfer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Transfer {
+    pub input: TransferInput,
+    pub created_at: Millis,
+    pub state: TransferState,
+    /// For a posted pending transfer: the amount actually posted.
+    #[serde(default)]
+    pub posted_amount: Option<Units>,
+    /// When a pending transfer was posted, voided or expired.
+    #[serde(default)]
+    pub resolved_at: Option<Millis>,
+}
+
+impl Transfer {
+    /// When a pending transfer expires, if it has a timeout.
+    pub fn expires_at(&self) -> Option<Millis> {
+        self.input.timeout_seconds.map(|t| self.created_at.saturating_add(t.saturating_mul(1000)))
+    }
+}
+
+macro_rules! result_codes {
+    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident => $code:literal,)* }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum $name { $($(#[$vmeta])* $variant,)* }
+
+        impl $name {
+            /// The stable snake_case code.
+            pub fn as_str(self) -> &'static str {
+                match self { $($name::$variant => $code,)* }
+            }
+        }
+    };
+}
+
+result_codes! {
+    /// The outcome of one transfer in a batch, or of a post/void. Codes are
+    /// TigerBeetle's `CreateTransferResult` names where one exists.
+    TransferResult {
+        /// Applied now.
+        Created => "created",
+        /// Applied before with identical fields: nothing happened again.
+        Exists => "exists",
+        ExistsWithDifferentDebitAccount => "exists_with_different_debit_account",
+        ExistsWithDifferentCreditAccount => "exists_with_different_credit_account",
+        ExistsWithDifferentAmount => "exists_with_different_amount",
+        /// `pending` or `linked` differ.
+        ExistsWithDifferentFlags => "exists_with_different_flags",
+        ExistsWithDifferentTimeout => "exists_with_different_timeout",
+        ExistsWithDifferentMetadata => "exists_with_different_metadata",
+        /// Another transfer of its linked chain failed.
+        LinkedEventFailed => "linked_event_failed",
+        /// The batch ended inside a linked chain.
+        LinkedEventChainOpen => "linked_event_chain_open",
+        AccountsMustBeDifferent => "accounts_must_be_different",
+        DebitAccountNotFound => "debit_account_not_found",
+        CreditAccountNotFound => "credit_account_not_found",
+        AccountsMustHaveTheSameAsset => "accounts_must_have_the_same_asset",
+        /// A timeout needs `pending`.
+        TimeoutReservedForPendingTransfer => "timeout_reserved_for_pending_transfer",
+        /// The debit account's `debits_must_not_exceed_credits` would break.
+        ExceedsCredits => "exceeds_credits",
+        /// The credit account's `credits_must_not_exceed_debits` would break.
+        ExceedsDebits => "exceeds_debits",
+        /// Larger than the debit account's `max_transfer` guard.
+        ExceedsMaxTransfer => "exceeds_max_transfer",
+        OverflowsDebits => "overflows_debits",
+        OverflowsCredits => "overflows_credits",
+        /// The ledger holds [`crate::core::limits::TRANSFERS_MAX`] transfers.
+        LedgerFull => "ledger_full",
+        PendingTransferNotFound => "pending_transfer_not_found",
+        PendingTransferNotPending => "pending_transfer_not_pending",
+        PendingTransferAlreadyPosted => "pending_transfer_already_posted",
+        PendingTransferAlreadyVoided => "pending_transfer_already_voided",
+        PendingTransferExpired => "pending_transfer_expired",
+        ExceedsPendingTransferAmount => "exceeds_pending_transfer_amount",
+    }
+}
+
+impl TransferResult {
+    /// Whether the transfer now stands as asked (created or already there).
+    pub fn is_ok(self) -> bool {
+        matches!(self, TransferResult::Created | TransferResult::Exists)
+    }
+}
+
+/// One account's balances as seen from outside (a wallet service's report),
+/// for statement reconciliation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatementLine {
+    pub account: String,
+    pub balance: i128,
+}
+
+/// A disagreement found by `reconcile` or a statement reconciliation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Difference {
+    pub account: String,
+    pub field: &'static str,
+    pub expected: i128,
+    pub found: i128,
+}
