@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::core::codec::{self, SCHEMA_VERSION};
 use crate::core::error::{Error, Result};
+use crate::core::ledger::{Ledger, LedgerApplied, LedgerOp, LedgerSnapshot};
 use crate::core::limits;
 use crate::core::migrate;
 use crate::core::session::{validate_id, validate_messages, Message, Session};
@@ -34,6 +35,8 @@ pub enum Op {
     SessionDelete { session_id: String },
     /// Remove every session whose TTL ran out at `now`.
     SessionsExpire,
+    /// A ledger mutation.
+    Ledger(LedgerOp),
 }
 
 /// What an applied op did.
@@ -44,6 +47,7 @@ pub enum Applied {
     Existing(Session),
     Deleted { session_id: String },
     Expired { session_ids: Vec<String> },
+    Ledger(LedgerApplied),
 }
 
 /// One page of the session list, sorted by session id.
@@ -65,6 +69,10 @@ pub struct LogEntry {
 struct SnapshotV1 {
     last_seq: u64,
     sessions: Vec<Session>,
+    /// Added within schema v1: absent in older v1 snapshots, which load
+    /// with an empty ledger.
+    #[serde(default)]
+    ledger: LedgerSnapshot,
 }
 
 /// The in-memory state of one tenant.
@@ -76,6 +84,7 @@ pub struct Engine {
     expiry: BTreeSet<(Millis, String)>,
     /// Sequence number of the last op applied (0 = none).
     last_seq: u64,
+    ledger: Ledger,
 }
 
 impl Engine {
@@ -138,6 +147,7 @@ impl Engine {
                 self.remove(session_id);
                 Applied::Deleted { session_id: session_id.clone() }
             }
+            Op::Ledger(op) => Applied::Ledger(self.ledger.apply(op, now)?),
             Op::SessionsExpire => {
                 let due: Vec<(Millis, String)> = self.expiry.iter().take_while(|(at, _)| *at <= now).cloned().collect();
                 let mut session_ids = Vec::with_capacity(due.len());
@@ -197,10 +207,19 @@ impl Engine {
         SessionPage { sessions, total }
     }
 
-    /// When the next TTL runs out, for scheduling a sweep (a Durable Object
-    /// alarm, a timer).
+    /// When the next session TTL or pending-transfer timeout runs out, for
+    /// scheduling a sweep (a Durable Object alarm, a timer).
     pub fn next_expiry(&self) -> Option<Millis> {
-        self.expiry.first().map(|(at, _)| *at)
+        let sessions = self.expiry.first().map(|(at, _)| *at);
+        match (sessions, self.ledger.next_expiry()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// The tenant's ledger, for queries.
+    pub fn ledger(&self) -> &Ledger {
+        &self.ledger
     }
 
     /// Number of sessions held, expired or not.
@@ -210,7 +229,7 @@ impl Engine {
 
     /// Serializes the whole state as a snapshot envelope (header + body).
     pub fn encode_snapshot(&self) -> Result<Vec<u8>> {
-        let body = SnapshotV1 { last_seq: self.last_seq, sessions: self.sessions.values().cloned().collect() };
+        let body = SnapshotV1 { last_seq: self.last_seq, sessions: self.sessions.values().cloned().collect(), ledger: self.ledger.to_snapshot() };
         let bytes = rmp_serde::to_vec_named(&body).map_err(|e| Error::Internal { detail: format!("encode snapshot: {e}") })?;
         if bytes.len() > limits::SNAPSHOT_BYTES_MAX {
             return Err(Error::too_large("snapshot", bytes.len(), limits::SNAPSHOT_BYTES_MAX));
@@ -226,13 +245,14 @@ impl Engine {
             SCHEMA_VERSION => rmp_serde::from_slice(body).map_err(|e| Error::SnapshotCorrupt { reason: format!("body: {e}") })?,
             older => {
                 let (last_seq, sessions) = migrate::snapshot_to_current(older, body)?;
-                SnapshotV1 { last_seq, sessions }
+                SnapshotV1 { last_seq, sessions, ledger: LedgerSnapshot::default() }
             }
         };
         if v1.sessions.len() > limits::SESSIONS_MAX {
             return Err(Error::SnapshotCorrupt { reason: "more sessions than the limit".into() });
         }
-        let mut engine = Engine { last_seq: v1.last_seq, ..Engine::default() };
+        let ledger = Ledger::from_snapshot(v1.ledger)?;
+        let mut engine = Engine { last_seq: v1.last_seq, ledger, ..Engine::default() };
         for s in v1.sessions {
             s.validate().map_err(|e| Error::SnapshotCorrupt { reason: format!("session {:?}: {e}", s.session_id) })?;
             if engine.sessions.contains_key(&s.session_id) {
@@ -358,6 +378,49 @@ mod tests {
         e.apply(&Op::SessionAppend { session_id: "a".into(), messages: vec![msg("m", "héllo 🌍")] }, 8).unwrap();
         let back = Engine::decode_snapshot(&e.encode_snapshot().unwrap()).unwrap();
         assert_eq!(back, e);
+    }
+
+    #[test]
+    fn ledger_ops_round_trip_through_snapshot_and_log() {
+        use crate::core::ledger::{LedgerOp, TransferRequest};
+        let mut e = Engine::new();
+        let ops = [
+            LedgerOp::CreateAsset { code: "USDC".into(), scale: 6 },
+            LedgerOp::CreateAccount { id: "a".into(), asset: "USDC".into(), flags: Default::default(), max_transfer: None },
+            LedgerOp::CreateAccount { id: "b".into(), asset: "USDC".into(), flags: Default::default(), max_transfer: Some("50".into()) },
+            LedgerOp::CreateTransfers {
+                transfers: vec![TransferRequest {
+                    id: "t".into(),
+                    debit_account: "a".into(),
+                    credit_account: "b".into(),
+                    // Past u64 in minor units: exercises u128 in MessagePack.
+                    amount: "99999999999999999999.5".into(),
+                    pending: true,
+                    timeout_seconds: Some(60),
+                    linked: false,
+                    metadata: serde_json::json!({"memo": "escrow"}).as_object().cloned(),
+                }],
+            },
+        ];
+        for (i, op) in ops.iter().enumerate() {
+            let op = Op::Ledger(op.clone());
+            let entry = LogEntry { now_ms: i as u64, op: op.clone() };
+            assert_eq!(decode_log_entry(1, &encode_log_entry(1, &entry).unwrap()).unwrap(), entry);
+            e.apply(&op, i as u64).unwrap();
+        }
+        assert_eq!(e.ledger().account("b").unwrap().credits_pending, 99_999_999_999_999_999_999_500_000);
+        assert_eq!(e.next_expiry(), Some(3 + 60_000));
+        let back = Engine::decode_snapshot(&e.encode_snapshot().unwrap()).unwrap();
+        assert_eq!(back, e);
+        let before = e.clone();
+        let bad = Op::Ledger(LedgerOp::Post { id: "t".into(), amount: Some("1.0000001".into()) });
+        assert_eq!(e.apply(&bad, 10).unwrap_err().code(), "invalid_input");
+        let bad = Op::Ledger(LedgerOp::Void { id: "missing".into() });
+        assert_eq!(e.apply(&bad, 10).unwrap_err().code(), "not_found");
+        assert_eq!(e, before);
+        e.apply(&Op::Ledger(LedgerOp::Void { id: "t".into() }), 11).unwrap();
+        let again = e.apply(&Op::Ledger(LedgerOp::Void { id: "t".into() }), 12).unwrap_err();
+        assert_eq!(again.code(), "pending_transfer_already_voided");
     }
 
     #[test]

@@ -16,6 +16,7 @@
 pub mod amount;
 pub mod intents;
 mod journal;
+pub mod ops;
 mod snapshot;
 pub mod types;
 
@@ -24,6 +25,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use amount::Units;
 pub use intents::Intent;
 pub use journal::{Event, EventKind};
+pub use ops::{LedgerApplied, LedgerOp, TransferRequest};
 pub use snapshot::LedgerSnapshot;
 use types::{Account, AccountFlags, Asset, Difference, StatementLine, Transfer, TransferInput, TransferResult, TransferState};
 
