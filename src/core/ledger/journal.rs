@@ -41,16 +41,10 @@ pub struct Event {
     pub at: Millis,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Journal {
     events: Vec<Event>,
     head: [u8; 32],
-}
-
-impl Default for Journal {
-    fn default() -> Self {
-        Journal { events: Vec::new(), head: [0; 32] }
-    }
 }
 
 /// Where to roll a journal back to.

@@ -33,6 +33,9 @@ use crate::core::error::{Error, Result};
 use crate::core::limits;
 use crate::core::time::Millis;
 
+/// A page of an account's history: entries and the cursor of the next page.
+pub type HistoryPage<'a> = (Vec<(&'a Event, &'a Transfer)>, Option<u32>);
+
 /// The ledger of one tenant.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Ledger {
@@ -416,7 +419,7 @@ impl Ledger {
 
     /// One page of an account's history: events at or after `cursor` (an
     /// event sequence number), oldest first, with the next cursor.
-    pub fn history(&self, account: &str, cursor: u32, limit: usize) -> Result<(Vec<(&Event, &Transfer)>, Option<u32>)> {
+    pub fn history(&self, account: &str, cursor: u32, limit: usize) -> Result<HistoryPage<'_>> {
         if !self.accounts.contains_key(account) {
             return Err(Error::not_found("account", account));
         }
