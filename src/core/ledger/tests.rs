@@ -50,8 +50,8 @@ fn assets_and_accounts_are_idempotent_and_conflict_on_change() {
 fn transfers_are_idempotent_by_id() {
     let mut l = ledger();
     let t = tx("t1", "bank", "agent", "100");
-    assert_eq!(l.create_transfers(&[t.clone()], 1), vec![TransferResult::Created]);
-    assert_eq!(l.create_transfers(&[t.clone()], 2), vec![TransferResult::Exists]);
+    assert_eq!(l.create_transfers(std::slice::from_ref(&t), 1), vec![TransferResult::Created]);
+    assert_eq!(l.create_transfers(std::slice::from_ref(&t), 2), vec![TransferResult::Exists]);
     let cases = [
         (TransferInput { debit_account: "casino".into(), ..t.clone() }, TransferResult::ExistsWithDifferentDebitAccount),
         (TransferInput { credit_account: "casino".into(), ..t.clone() }, TransferResult::ExistsWithDifferentCreditAccount),
@@ -218,10 +218,13 @@ fn execute_once_intents() {
     assert_eq!(l.complete_intent("nope", &json!(1), 1).unwrap_err().code(), "not_found");
 }
 
+/// (id, debit, credit, amount, pending, linked, timeout) of a random transfer.
+type RandomTransfer = (u8, u8, u8, u64, bool, bool, Option<u8>);
+
 /// A random step against a small ledger.
 #[derive(Debug, Clone)]
 enum Step {
-    Batch(Vec<(u8, u8, u8, u64, bool, bool, Option<u8>)>),
+    Batch(Vec<RandomTransfer>),
     Post(u8, Option<u64>),
     Void(u8),
     Expire,
