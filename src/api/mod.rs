@@ -6,6 +6,7 @@
 //! knows about the Workers runtime, so every route is tested natively on the
 //! in-memory backend; `src/worker` only moves bytes in and out.
 
+pub mod ledger;
 pub mod working_memory;
 
 use serde::de::DeserializeOwned;
@@ -127,7 +128,7 @@ impl Request<'_> {
         self.query.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
     }
 
-    fn param_usize(&self, name: &str, default: usize, min: usize, max: usize) -> Result<usize> {
+    pub(crate) fn param_usize(&self, name: &str, default: usize, min: usize, max: usize) -> Result<usize> {
         match self.param(name) {
             None => Ok(default),
             Some(v) => match v.parse::<usize>() {
@@ -189,6 +190,7 @@ async fn route<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut Ctx<'_
     match (segs.as_slice(), method) {
         (["health"], "GET") => Ok(Response::ok(json!({ "now": ctx.now, "version": VERSION }))),
         (["stats"], "GET") => stats(store).await.map(Response::ok),
+        (["ledger", rest @ ..], _) => ledger::route(store, req, ctx, rest).await,
         (["working-memory", ""], "GET") => list_sessions_route(store, req, ctx).await,
         (["working-memory", id], _) if !id.is_empty() => match method {
             "GET" => get_session_route(store, req, ctx, id).await,
@@ -325,9 +327,12 @@ pub async fn stats<B: Backend>(store: &Store<B>) -> Result<Value> {
 /// Sweeps expired sessions; the Worker calls it from its alarm. Returns the
 /// next expiry to schedule, if any.
 pub async fn expire<B: Backend>(store: &Store<B>, now: Millis) -> Result<Option<Millis>> {
-    let due = store.read(|e| e.next_expiry().is_some_and(|at| at <= now)).await?;
-    if due {
+    let (sessions_due, ledger_due) = store.read(|e| (e.sessions_due(now), e.ledger().next_expiry().is_some_and(|at| at <= now))).await?;
+    if sessions_due {
         store.apply(Op::SessionsExpire, now).await?;
+    }
+    if ledger_due {
+        store.apply(Op::Ledger(crate::core::ledger::LedgerOp::Expire), now).await?;
     }
     store.read(|e| e.next_expiry()).await
 }

@@ -174,3 +174,138 @@ fn bearer_auth() {
         assert_eq!(check_auth(bad, Some("s3cret")).unwrap_err().code(), "unauthorized", "{bad:?}");
     }
 }
+
+fn ledger_setup(api: &mut Api) {
+    assert_eq!(api.call("POST", "/v1/ledger/assets", r#"{"code":"USDC","scale":6}"#).status, 200);
+    for body in [
+        r#"{"id":"bank","asset":"USDC"}"#,
+        r#"{"id":"agent","asset":"USDC","flags":["debits_must_not_exceed_credits"],"max_transfer":"50"}"#,
+        r#"{"id":"casino","asset":"USDC"}"#,
+    ] {
+        let r = api.call("POST", "/v1/ledger/accounts", body);
+        assert_eq!(r.status, 200, "{}", r.body);
+    }
+}
+
+#[test]
+fn ledger_transfers_are_exact_and_idempotent_over_http() {
+    let mut api = Api::new();
+    ledger_setup(&mut api);
+    let batch = r#"{"transfers":[
+        {"id":"fund","debit_account":"bank","credit_account":"agent","amount":"100.25"},
+        {"id":"bet","debit_account":"agent","credit_account":"casino","amount":"50.000001"},
+        {"id":"bet2","debit_account":"agent","credit_account":"casino","amount":"0.1","metadata":{"service":"casino","memo":"spin"}}]}"#;
+    let r = api.call("POST", "/v1/ledger/transfers", batch);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["results"], json!([{"id":"fund","result":"created"},{"id":"bet","result":"exceeds_max_transfer"},{"id":"bet2","result":"created"}]));
+    let again = api.call("POST", "/v1/ledger/transfers", batch);
+    assert_eq!(again.body["results"][0]["result"], "exists");
+    let changed = api.call("POST", "/v1/ledger/transfers", r#"{"transfers":[{"id":"fund","debit_account":"bank","credit_account":"agent","amount":"100.26"}]}"#);
+    assert_eq!(changed.body["results"][0]["result"], "exists_with_different_amount");
+    let a = api.call("GET", "/v1/ledger/accounts/agent", "");
+    assert_eq!(a.body["balance"], "100.150000");
+    assert_eq!(a.body["credits_posted"], "100.250000");
+    assert_eq!(a.body["max_transfer"], "50.000000");
+    assert_eq!(api.call("GET", "/v1/ledger/accounts/bank", "").body["balance"], "-100.250000");
+    let t = api.call("GET", "/v1/ledger/transfers/bet2", "");
+    assert_eq!((t.body["amount"].as_str(), t.body["state"].as_str(), t.body["metadata"]["memo"].as_str()), (Some("0.100000"), Some("posted"), Some("spin")));
+}
+
+#[test]
+fn ledger_refuses_floats_typos_and_bad_amounts_without_changing_anything() {
+    let mut api = Api::new();
+    ledger_setup(&mut api);
+    let before = api.backend.dump();
+    let t = |amount: &str| format!(r#"{{"transfers":[{{"id":"x","debit_account":"bank","credit_account":"agent","amount":{amount}}}]}}"#);
+    for (body, status, code) in [
+        (t("12.5"), 422, "invalid_input"),
+        (t("1e3"), 422, "invalid_input"),
+        (t(r#""1e3""#), 422, "invalid_input"),
+        (t(r#""NaN""#), 422, "invalid_input"),
+        (t(r#""-5""#), 422, "invalid_input"),
+        (t(r#""0""#), 422, "invalid_input"),
+        (t(r#""1.0000001""#), 422, "invalid_input"),
+        (t(r#""99999999999999999999999999999""#), 422, "invalid_input"),
+        (r#"{"transfers":[{"id":"x","debit_account":"bank","credit_account":"agent","ammount":"1"}]}"#.to_owned(), 422, "invalid_input"),
+        (r#"{"transfers":[]}"#.to_owned(), 422, "invalid_input"),
+        (r#"{"transfers":[{"id":"x","debit_account":"bank","credit_account":"agent","amount":"1","timeout_seconds":5}]}"#.to_owned(), 200, ""),
+        ("{oops".to_owned(), 400, "invalid_json"),
+    ] {
+        let r = api.call("POST", "/v1/ledger/transfers", &body);
+        if status == 200 {
+            // A timeout without `pending` is a per-transfer result, not a request error.
+            assert_eq!(r.body["results"][0]["result"], "timeout_reserved_for_pending_transfer");
+            continue;
+        }
+        assert_eq!((r.status, r.body["code"].as_str().unwrap_or("")), (status, code), "{body}");
+    }
+    for (target, body, status, code) in [
+        ("/v1/ledger/assets", r#"{"code":"USDC","scale":2}"#, 409, "asset_exists_with_different_scale"),
+        ("/v1/ledger/assets", r#"{"code":"X","scale":1.5}"#, 422, "invalid_input"),
+        ("/v1/ledger/accounts", r#"{"id":"bank","asset":"USDC","flags":["debits_must_not_exceed_credits"]}"#, 409, "account_exists_with_different_fields"),
+        ("/v1/ledger/accounts", r#"{"id":"n","asset":"USDC","flags":["no_such_flag"]}"#, 422, "invalid_input"),
+        ("/v1/ledger/accounts", r#"{"id":"n","asset":"USDC","max_transfer":50}"#, 422, "invalid_input"),
+        ("/v1/ledger/accounts", r#"{"id":"n","asset":"GBP"}"#, 404, "not_found"),
+    ] {
+        let r = api.call("POST", target, body);
+        assert_eq!((r.status, r.body["code"].as_str().unwrap_or("")), (status, code), "{target} {body}");
+    }
+    assert_eq!(api.backend.dump().keys().filter(|k| k.starts_with("log/")).count(), before.keys().filter(|k| k.starts_with("log/")).count() + 1, "only the valid batch was logged");
+}
+
+#[test]
+fn ledger_holds_post_void_expire_reconcile_history() {
+    let mut api = Api::new();
+    ledger_setup(&mut api);
+    api.call("POST", "/v1/ledger/transfers", r#"{"transfers":[{"id":"fund","debit_account":"bank","credit_account":"agent","amount":"40"}]}"#);
+    let r = api.call("POST", "/v1/ledger/transfers", r#"{"transfers":[
+        {"id":"h1","debit_account":"agent","credit_account":"casino","amount":"30","pending":true,"timeout_seconds":60},
+        {"id":"h2","debit_account":"agent","credit_account":"casino","amount":"5","pending":true}]}"#);
+    assert_eq!(r.body["results"][1]["result"], "created");
+    assert_eq!(api.call("GET", "/v1/ledger/accounts/agent", "").body["debits_pending"], "35.000000");
+    let p = api.call("POST", "/v1/ledger/transfers/h1/post", r#"{"amount":"25.5"}"#);
+    assert_eq!((p.status, p.body["transfer"]["state"].as_str(), p.body["transfer"]["posted_amount"].as_str()), (200, Some("pending_posted"), Some("25.500000")));
+    let twice = api.call("POST", "/v1/ledger/transfers/h1/post", "");
+    assert_eq!((twice.status, twice.body["code"].as_str()), (422, Some("pending_transfer_already_posted")));
+    assert_eq!(api.call("POST", "/v1/ledger/transfers/nope/void", "").status, 404);
+    assert_eq!(api.call("POST", "/v1/ledger/transfers/h2/void", "").status, 200);
+    api.call("POST", "/v1/ledger/transfers", r#"{"transfers":[{"id":"h3","debit_account":"agent","credit_account":"casino","amount":"1","pending":true,"timeout_seconds":2}]}"#);
+    api.now += 2_000;
+    assert_eq!(now_or_never(expire(&api.store, api.now)).unwrap().unwrap(), None);
+    assert_eq!(api.call("GET", "/v1/ledger/transfers/h3", "").body["state"], "pending_expired");
+    let a = api.call("GET", "/v1/ledger/accounts/agent", "").body;
+    assert_eq!((a["balance"].as_str(), a["debits_pending"].as_str()), (Some("14.500000"), Some("0.000000")));
+
+    let rec = api.call("POST", "/v1/ledger/reconcile", r#"{"statement":[{"account":"agent","balance":"14.5"},{"account":"casino","balance":"25"}]}"#);
+    assert_eq!(rec.status, 200, "{}", rec.body);
+    assert_eq!(rec.body["differences"], json!([]));
+    assert_eq!(rec.body["statement_differences"], json!([{"account":"casino","field":"balance","expected":"25.000000","found":"25.500000"}]));
+    assert_eq!(rec.body["ok"], false);
+    assert_eq!(rec.body["journal_head"].as_str().unwrap().len(), 64);
+
+    let h = api.call("GET", "/v1/ledger/accounts/agent/history?limit=3", "").body;
+    assert_eq!(h["entries"].as_array().unwrap().len(), 3);
+    let next = h["next_cursor"].as_u64().unwrap();
+    let h2 = api.call("GET", &format!("/v1/ledger/accounts/agent/history?limit=100&cursor={next}"), "").body;
+    let kinds: Vec<&str> = h2["entries"].as_array().unwrap().iter().map(|e| e["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["posted", "voided", "created", "expired"]);
+    assert_eq!(h2["next_cursor"], Value::Null);
+}
+
+#[test]
+fn execute_once_intents_over_http() {
+    let mut api = Api::new();
+    let begin = r#"{"op":"place_bet","params":{"market":"m1","stake":"5.00"}}"#;
+    let r = api.call("POST", "/v1/ledger/intents", begin);
+    assert_eq!(r.body["status"], "started");
+    let key = r.body["key"].as_str().unwrap().to_owned();
+    assert_eq!(api.call("POST", "/v1/ledger/intents", begin).body["status"], "open");
+    assert_eq!(api.call("GET", "/v1/ledger/intents", "").body["open"].as_array().unwrap().len(), 1);
+    let done = api.call("POST", &format!("/v1/ledger/intents/{key}/complete"), r#"{"outcome":{"bet_id":"b-77"}}"#);
+    assert_eq!(done.body["status"], "done");
+    let again = api.call("POST", "/v1/ledger/intents", begin);
+    assert_eq!((again.body["status"].as_str(), again.body["outcome"]["bet_id"].as_str()), (Some("done"), Some("b-77")));
+    let clash = api.call("POST", &format!("/v1/ledger/intents/{key}/complete"), r#"{"outcome":{"bet_id":"other"}}"#);
+    assert_eq!((clash.status, clash.body["code"].as_str()), (409, Some("intent_completed_with_different_outcome")));
+    assert_eq!(api.call("GET", "/v1/ledger/intents", "").body["open"], json!([]));
+}

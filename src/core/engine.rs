@@ -217,6 +217,11 @@ impl Engine {
         }
     }
 
+    /// Whether a session TTL has run out at `now` and awaits a sweep.
+    pub fn sessions_due(&self, now: Millis) -> bool {
+        self.expiry.first().is_some_and(|(at, _)| *at <= now)
+    }
+
     /// The tenant's ledger, for queries.
     pub fn ledger(&self) -> &Ledger {
         &self.ledger

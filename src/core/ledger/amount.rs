@@ -61,6 +61,22 @@ pub fn format_signed(units: i128, scale: u32) -> String {
     }
 }
 
+/// Parses a signed balance (`"-12.50"`, `"0"`) at `scale`, for statements.
+pub fn parse_balance(field: &str, s: &str, scale: u32) -> Result<i128> {
+    let (neg, digits) = match s.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, s),
+    };
+    if digits.bytes().all(|b| b == b'0' || b == b'.') && digits.starts_with('0') && !digits.ends_with('.') && digits.matches('.').count() <= 1 {
+        let frac = digits.split_once('.').map_or(0, |(_, f)| f.len());
+        if frac as u32 <= scale {
+            return Ok(0);
+        }
+    }
+    let units = parse_amount(field, digits, scale)? as i128;
+    Ok(if neg { -units } else { units })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -85,6 +101,17 @@ mod tests {
         let huge = "9".repeat(limits::AMOUNT_DIGITS_MAX);
         assert!(parse_amount("amount", &huge, 6).is_err());
         assert!(parse_amount("amount", &"9".repeat(limits::AMOUNT_DIGITS_MAX - 6), 6).is_ok());
+    }
+
+    #[test]
+    fn balances_may_be_zero_or_negative() {
+        assert_eq!(parse_balance("b", "-12.5", 2).unwrap(), -1250);
+        assert_eq!(parse_balance("b", "0", 2).unwrap(), 0);
+        assert_eq!(parse_balance("b", "0.00", 2).unwrap(), 0);
+        assert_eq!(parse_balance("b", "7", 0).unwrap(), 7);
+        for bad in ["", "-", "--1", "0.000", "+1", "-0.", "1e2", "0..0"] {
+            assert!(parse_balance("b", bad, 2).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

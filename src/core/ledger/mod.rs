@@ -34,7 +34,7 @@ use crate::core::limits;
 use crate::core::time::Millis;
 
 /// A page of an account's history: entries and the cursor of the next page.
-pub type HistoryPage<'a> = (Vec<(&'a Event, &'a Transfer)>, Option<u32>);
+pub type HistoryPage<'a> = (Vec<(u32, &'a Event, &'a Transfer)>, Option<u32>);
 
 /// The ledger of one tenant.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -428,7 +428,7 @@ impl Ledger {
         let start = all.partition_point(|&e| e < cursor);
         let page: Vec<_> = all[start..].iter().take(limit).map(|&e| {
             let ev = self.journal.event(e);
-            (ev, &self.transfers[ev.transfer as usize])
+            (e, ev, &self.transfers[ev.transfer as usize])
         }).collect();
         let next = all.get(start + limit).copied();
         Ok((page, next))

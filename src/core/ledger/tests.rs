@@ -172,7 +172,7 @@ fn statement_reconciliation_and_history() {
     assert_eq!(diffs[1].field, "missing_account");
     let (page, next) = l.history("agent", 0, 10).unwrap();
     assert_eq!((page.len(), next), (10, Some(10)));
-    assert_eq!(page[3].1.input.id, "t3");
+    assert_eq!((page[3].0, page[3].2.input.id.as_str()), (3, "t3"));
     let (page, next) = l.history("agent", 20, 10).unwrap();
     assert_eq!((page.len(), next), (5, None));
     assert_eq!(l.history("ghost", 0, 10).unwrap_err().code(), "not_found");
