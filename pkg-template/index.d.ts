@@ -15,7 +15,42 @@ export type ErrorCode =
   | "log_corrupt"
   | "storage_error"
   | "store_unsuitable"
-  | "internal";
+  | "internal"
+  | "asset_exists_with_different_scale"
+  | "account_exists_with_different_fields"
+  | "intent_completed_with_different_outcome"
+  | "intent_open"
+  | TransferResultCode;
+
+/** Per-transfer results (TigerBeetle's names where one exists). */
+export type TransferResultCode =
+  | "created"
+  | "exists"
+  | "exists_with_different_debit_account"
+  | "exists_with_different_credit_account"
+  | "exists_with_different_amount"
+  | "exists_with_different_flags"
+  | "exists_with_different_timeout"
+  | "exists_with_different_metadata"
+  | "linked_event_failed"
+  | "linked_event_chain_open"
+  | "accounts_must_be_different"
+  | "debit_account_not_found"
+  | "credit_account_not_found"
+  | "accounts_must_have_the_same_asset"
+  | "timeout_reserved_for_pending_transfer"
+  | "exceeds_credits"
+  | "exceeds_debits"
+  | "exceeds_max_transfer"
+  | "overflows_debits"
+  | "overflows_credits"
+  | "ledger_full"
+  | "pending_transfer_not_found"
+  | "pending_transfer_not_pending"
+  | "pending_transfer_already_posted"
+  | "pending_transfer_already_voided"
+  | "pending_transfer_expired"
+  | "exceeds_pending_transfer_amount";
 
 export class EdgememError extends Error {
   readonly name: "EdgememError";
@@ -107,8 +142,106 @@ export interface OpenOptions {
   clock?: () => number;
 }
 
+/** A decimal string such as "12.50": never a JS number. */
+export type DecimalString = string;
+
+export type AccountFlag = "debits_must_not_exceed_credits" | "credits_must_not_exceed_debits";
+
+export interface Account {
+  id: string;
+  asset: string;
+  flags: AccountFlag[];
+  max_transfer: DecimalString | null;
+  debits_posted: DecimalString;
+  credits_posted: DecimalString;
+  debits_pending: DecimalString;
+  credits_pending: DecimalString;
+  /** credits_posted - debits_posted; may be negative. */
+  balance: DecimalString;
+  created_at: string;
+}
+
+export interface TransferInput {
+  id: string;
+  debit_account: string;
+  credit_account: string;
+  amount: DecimalString;
+  pending?: boolean;
+  timeout_seconds?: number;
+  linked?: boolean;
+  metadata?: { [key: string]: JsonValue };
+}
+
+export interface Transfer {
+  id: string;
+  debit_account: string;
+  credit_account: string;
+  amount: DecimalString;
+  pending: boolean;
+  timeout_seconds: number | null;
+  linked: boolean;
+  metadata: { [key: string]: JsonValue } | null;
+  state: "posted" | "pending" | "pending_posted" | "pending_voided" | "pending_expired";
+  posted_amount: DecimalString | null;
+  created_at: string;
+  expires_at: string | null;
+  resolved_at: string | null;
+}
+
+export interface HistoryEntry {
+  seq: number;
+  kind: "created" | "posted" | "voided" | "expired";
+  transfer_id: string;
+  debit_account: string;
+  credit_account: string;
+  amount: DecimalString;
+  at: string;
+}
+
+export interface Difference {
+  account: string;
+  field: string;
+  expected: DecimalString;
+  found: DecimalString;
+}
+
+export interface Intent {
+  key: string;
+  status: "started" | "done" | "open";
+  op: string;
+  params: JsonValue;
+  outcome: JsonValue | null;
+  begun_at: string;
+  completed_at: string | null;
+}
+
+export class Ledger {
+  private constructor();
+  createAsset(code: string, scale: number): Promise<{ code: string; scale: number }>;
+  createAccount(account: { id: string; asset: string; flags?: AccountFlag[]; max_transfer?: DecimalString }): Promise<Account>;
+  account(id: string): Promise<Account | null>;
+  transfer(id: string): Promise<Transfer | null>;
+  createTransfers(transfers: TransferInput[]): Promise<Array<{ id: string; result: TransferResultCode }>>;
+  post(id: string, options?: { amount?: DecimalString }): Promise<{ id: string; result: "created"; transfer: Transfer }>;
+  void(id: string): Promise<{ id: string; result: "created"; transfer: Transfer }>;
+  history(accountId: string, options?: { limit?: number; cursor?: number }): Promise<{ entries: HistoryEntry[]; next_cursor: number | null }>;
+  reconcile(options?: { statement?: Array<{ account: string; balance: DecimalString }> }): Promise<{
+    ok: boolean;
+    differences: Difference[];
+    statement_differences: Difference[];
+    transfers: number;
+    journal_entries: number;
+    journal_head: string;
+  }>;
+  executeOnce<P extends JsonValue, R extends JsonValue>(op: string, params: P, fn: (params: P) => Promise<R> | R): Promise<R>;
+  completeIntent(key: string, outcome: JsonValue): Promise<Intent>;
+  openIntents(): Promise<Intent[]>;
+}
+
 export class Memory {
   private constructor();
+  /** The tenant's exact Decimal ledger. */
+  readonly ledger: Ledger;
   static open(options?: OpenOptions): Promise<Memory>;
   static openPublished(source: Store, options?: { keyPrefix?: string; namespace?: string; clock?: () => number }): Promise<Memory>;
   getOrCreateSession(sessionId: string, init?: SessionInput): Promise<{ created: boolean; session: Session }>;

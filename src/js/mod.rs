@@ -223,6 +223,22 @@ impl MemoryCore {
         })
     }
 
+    /// Calls a `/v1/ledger/{path}` route in process: `path` like
+    /// `accounts/agent/history`, `query` like `limit=10`, `body_json` the
+    /// request body. Resolves to the response body as JSON text.
+    pub fn ledger(&self, method: String, path: String, query: String, body_json: String) -> Promise {
+        promise(&self.inner, move |inner| async move {
+            check_body(&body_json)?;
+            let segs: Vec<&str> = path.split('/').collect();
+            let req = api::Request { method: &method, path: &path, query: api::parse_query(&query), body: body_json.as_bytes() };
+            let mut rand = random_bits;
+            let namespace = inner.namespace.as_deref();
+            let mut ctx = Ctx { now: inner.now()?, random: &mut rand, namespace, body_bytes_max: limits::REQUEST_BODY_BYTES_CEILING };
+            let r = api::ledger::route(&inner.store, &req, &mut ctx, &segs).await.map_err(|e| to_js_error(&e))?;
+            json_text(&r.body)
+        })
+    }
+
     /// Publishes a snapshot to `target` (typically a Workers KV store, which
     /// may hold snapshots but never the op log) under `key_prefix`.
     #[wasm_bindgen(js_name = publishSnapshot)]
