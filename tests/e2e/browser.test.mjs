@@ -20,12 +20,14 @@ import { startWranglerDev } from "./wrangler-dev.mjs";
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const SITE = join(ROOT, "target", "site");
 const SCREENSHOT = join(ROOT, "target", "e2e", "demo.png");
+const LEDGER_SCREENSHOT = join(ROOT, "target", "e2e", "ledger.png");
 const GIVEN_URL = process.env.EDGEMEM_E2E_URL;
 // Only needed when the Worker has bearer auth switched on.
 const WORKER_TOKEN = process.env.EDGEMEM_E2E_TOKEN ?? "";
 
 const ACTION_TIMEOUT_MS = 10_000;
 const TEST_TIMEOUT_MS = 25_000;
+const LEDGER_TEST_TIMEOUT_MS = 45_000;
 
 let baseUrl;
 let server;
@@ -129,6 +131,17 @@ async function addMessage(page, role, content) {
   await expectStatusOk(page, "Added");
 }
 
+/** Switches the page to the Worker backend on `namespace`. */
+async function useWorkerOn(page, namespace) {
+  await page.check("#backend-worker");
+  await page.fill("#api-token", WORKER_TOKEN);
+  await page.fill("#namespace", namespace);
+  // Enter commits the field through a real "change", so leaving it later fires none.
+  await page.press("#namespace", "Enter");
+  await page.locator("#status", { hasText: `Worker API, namespace "${namespace}"` }).waitFor();
+  assert.match(await page.textContent("#worker-version"), /\d+\.\d+\.\d+/);
+}
+
 function sessionItem(page, id) {
   return page.locator(`#session-list .session-item[data-session-id="${id}"]`);
 }
@@ -206,14 +219,7 @@ test("Worker API backend: create, append, survive a reload", { timeout: TEST_TIM
   const id = `e2e-worker-${Date.now()}`;
   const namespace = "e2e";
 
-  async function useWorker() {
-    await page.check("#backend-worker");
-    await page.fill("#api-token", WORKER_TOKEN);
-    await page.fill("#namespace", namespace);
-    await page.locator("#namespace").dispatchEvent("change");
-    await page.locator("#status", { hasText: `Worker API, namespace "${namespace}"` }).waitFor();
-    assert.match(await page.textContent("#worker-version"), /\d+\.\d+\.\d+/);
-  }
+  const useWorker = () => useWorkerOn(page, namespace);
 
   try {
     await load(page);
@@ -243,6 +249,203 @@ test("Worker API backend: create, append, survive a reload", { timeout: TEST_TIM
     await page.click("#delete-session");
     await expectStatusOk(page, "Deleted");
     await sessionItem(page, id).waitFor({ state: "detached" });
+
+    assert.deepEqual(problems, []);
+  } finally {
+    await page.close();
+  }
+});
+
+// ---------------------------------------------------------------------------
+// Ledger panel
+
+function accountCell(page, id, field) {
+  return page.locator(`#ledger-account-rows tr[data-account-id="${id}"] td[data-field="${field}"]`);
+}
+
+async function expectAccount(page, id, field, value) {
+  const cell = accountCell(page, id, field);
+  try {
+    await page.locator(`#ledger-account-rows tr[data-account-id="${id}"] td[data-field="${field}"]`, { hasText: new RegExp(`^${value.replace(/[.]/g, "\\.")}$`) }).waitFor();
+  } catch (err) {
+    throw new Error(`expected ${id}.${field} = ${value}, got: ${await cell.textContent().catch(() => "(no cell)")}`, { cause: err });
+  }
+}
+
+/** Waits until no ledger action is under way (the panel is aria-busy while one runs). */
+async function ledgerIdle(page) {
+  await page.locator("#ledger:not([aria-busy])").waitFor({ state: "attached" });
+}
+
+/** Waits for the ledger's status area to match `pattern` (or fails with what it shows). */
+async function expectLedgerStatus(page, pattern, kind) {
+  const status = page.locator("#ledger-status");
+  try {
+    await page.locator(`#ledger-status.status-${kind}`, { hasText: pattern }).waitFor();
+  } catch (err) {
+    throw new Error(`expected ledger status ${kind} ${pattern}, got: ${await status.textContent()}`, { cause: err });
+  }
+}
+
+async function fillTransfer(page, { debit, credit, amount, pending = false, timeout = "", newId = true }) {
+  if (newId) {
+    const before = await page.inputValue("#transfer-id");
+    await page.click("#transfer-new-id");
+    assert.notEqual(await page.inputValue("#transfer-id"), before);
+  }
+  await page.selectOption("#transfer-debit", debit);
+  await page.selectOption("#transfer-credit", credit);
+  await page.fill("#transfer-amount", amount);
+  await page.setChecked("#transfer-pending", pending);
+  if (pending) await page.fill("#transfer-timeout", timeout);
+  return page.inputValue("#transfer-id");
+}
+
+/** Submits the transfer form; resolves to the newest result line once the page has settled. */
+async function submitTransfer(page, id, expected) {
+  const lines = page.locator("#ledger-results li.result");
+  const before = await lines.count();
+  await page.click("#transfer-submit");
+  await ledgerIdle(page);
+  assert.equal(await lines.count(), before + 1, "one log line per submission");
+  const line = lines.first();
+  assert.equal(await line.getAttribute("data-transfer-id"), id);
+  if (expected === "created" || expected === "exists") {
+    await expectLedgerStatus(page, `Transfer "${id}": ${expected}`, "ok");
+    assert.equal(await line.getAttribute("data-result"), expected);
+  } else {
+    await page.locator(`#ledger-status.status-error[data-code="${expected}"]`).waitFor();
+    const result = (await line.getAttribute("data-result")) ?? (await line.getAttribute("data-error"));
+    assert.equal(result, expected);
+  }
+  assert.equal(await line.locator(".badge").textContent(), expected);
+  return line;
+}
+
+function hold(page, id) {
+  return page.locator(`#ledger-holds li.hold[data-transfer-id="${id}"]`);
+}
+
+/** The scenario both backends go through, on an empty ledger. Returns the hold's id. */
+async function ledgerScenario(page) {
+  await page.locator("#ledger-status", { hasText: "Ledger on" }).waitFor();
+
+  // Set up twice: creating the same asset and accounts again returns them.
+  for (let i = 0; i < 2; i++) {
+    await page.click("#ledger-setup");
+    await ledgerIdle(page);
+    await expectLedgerStatus(page, "Demo ready", "ok");
+  }
+  await expectAccount(page, "agent", "balance", "0.000000");
+  assert.deepEqual(await page.locator("#ledger-account-rows tr").evaluateAll((rows) => rows.map((r) => r.dataset.accountId)), ["bank", "agent", "casino"]);
+  assert.equal(await accountCell(page, "agent", "flags").textContent(), "debits_must_not_exceed_credits");
+  assert.equal(await accountCell(page, "agent", "max_transfer").textContent(), "50.000000");
+  assert.equal(await accountCell(page, "bank", "max_transfer").textContent(), "—");
+
+  // bank -> agent 40, then the very same submission again: an idempotent retry.
+  const t1 = await fillTransfer(page, { debit: "bank", credit: "agent", amount: "40" });
+  await submitTransfer(page, t1, "created");
+  await expectAccount(page, "agent", "balance", "40.000000");
+  await expectAccount(page, "bank", "balance", "-40.000000");
+  await submitTransfer(page, t1, "exists");
+  await expectAccount(page, "agent", "balance", "40.000000");
+  await expectAccount(page, "agent", "credits_posted", "40.000000");
+  assert.equal(await page.locator(`#ledger-results li.result[data-transfer-id="${t1}"]`).count(), 2);
+
+  // Same id, another amount: a typed conflict, nothing moves.
+  await page.fill("#transfer-amount", "41");
+  await submitTransfer(page, t1, "exists_with_different_amount");
+  await expectAccount(page, "agent", "balance", "40.000000");
+
+  // Per-transfer rejection: over the agent's max_transfer.
+  const t2 = await fillTransfer(page, { debit: "agent", credit: "casino", amount: "50.000001" });
+  await submitTransfer(page, t2, "exceeds_max_transfer");
+  await expectAccount(page, "agent", "balance", "40.000000");
+
+  // Request-level errors: the whole request is refused with invalid_input.
+  for (const bad of ["1e3", "12.1234567"]) {
+    const t = await fillTransfer(page, { debit: "agent", credit: "casino", amount: bad });
+    await submitTransfer(page, t, "invalid_input");
+    assert.match(await page.textContent("#ledger-status"), /^invalid_input: /);
+  }
+
+  // A pending hold of 10, posted for 7.5: the rest is released.
+  const h = await fillTransfer(page, { debit: "agent", credit: "casino", amount: "10", pending: true, timeout: "3600" });
+  await submitTransfer(page, h, "created");
+  await hold(page, h).locator('[data-field="state"]', { hasText: "pending" }).waitFor();
+  await expectAccount(page, "agent", "debits_pending", "10.000000");
+  await expectAccount(page, "agent", "balance", "40.000000");
+  await hold(page, h).locator("input.post-amount").fill("7.5");
+  await hold(page, h).locator("button.hold-post").click();
+  await ledgerIdle(page);
+  await expectLedgerStatus(page, `Hold "${h}" posted 7.500000 of 10.000000`, "ok");
+  assert.equal(await hold(page, h).locator('[data-field="state"]').textContent(), "pending_posted");
+  assert.equal(await hold(page, h).getAttribute("data-state"), "pending_posted");
+  await expectAccount(page, "agent", "balance", "32.500000");
+  await expectAccount(page, "agent", "debits_pending", "0.000000");
+  await expectAccount(page, "casino", "balance", "7.500000");
+
+  // Posting again is a typed error, shown on the hold and in the status area.
+  await hold(page, h).locator("button.hold-post").click();
+  await ledgerIdle(page);
+  await hold(page, h).locator('.hold-outcome[data-code="pending_transfer_already_posted"]').waitFor();
+  await page.locator('#ledger-status.status-error[data-code="pending_transfer_already_posted"]').waitFor();
+  await expectAccount(page, "agent", "balance", "32.500000");
+
+  await page.click("#ledger-reconcile");
+  await ledgerIdle(page);
+  await expectLedgerStatus(page, "Reconciled: ok", "ok");
+  assert.equal(await page.textContent("#reconcile-ok"), "ok");
+  assert.equal(await page.textContent("#reconcile-transfers"), "2");
+  assert.match(await page.textContent("#reconcile-head"), /^[0-9a-f]{16,}$/);
+  assert.equal(await page.textContent("#reconcile-differences"), "none");
+  return h;
+}
+
+test("Ledger, IndexedDB backend: demo setup, idempotent retry, typed rejections, hold, reconcile, survive a reload", { timeout: LEDGER_TEST_TIMEOUT_MS }, async () => {
+  const { page, problems } = await openPage();
+  try {
+    await load(page);
+    assert.equal(await page.isChecked("#backend-local"), true);
+    const h = await ledgerScenario(page);
+
+    await mkdir(join(ROOT, "target", "e2e"), { recursive: true });
+    await page.locator("#ledger").screenshot({ path: LEDGER_SCREENSHOT });
+
+    // A reload recovers the ledger from IndexedDB; the page remembers the hold.
+    await reload(page);
+    await expectAccount(page, "agent", "balance", "32.500000");
+    await expectAccount(page, "casino", "balance", "7.500000");
+    assert.equal(await hold(page, h).getAttribute("data-state"), "pending_posted");
+    assert.equal(await page.locator("#ledger-results li.result").count(), 0);
+
+    // Markup in an id stays text.
+    await page.fill("#transfer-id", "<b>x</b>");
+    await page.fill("#transfer-amount", "1");
+    await page.click("#transfer-submit");
+    await page.locator('#ledger-results li.result[data-transfer-id="<b>x</b>"]').waitFor();
+    assert.equal(await page.locator("#ledger b").count(), 0);
+
+    assert.deepEqual(problems, []);
+  } finally {
+    await page.close();
+  }
+});
+
+test("Ledger, Worker API backend: the same scenario over /v1/ledger", { timeout: LEDGER_TEST_TIMEOUT_MS }, async () => {
+  const { page, problems } = await openPage();
+  // The Worker's storage outlives test runs, so use a fresh namespace each time.
+  const namespace = `e2e-ledger-${Date.now()}`;
+  try {
+    await load(page);
+    await useWorkerOn(page, namespace);
+    assert.match(await page.textContent("#ledger-backend"), new RegExp(namespace));
+    await ledgerScenario(page);
+
+    // The page's state is not the Worker's: after a reload and a switch, the Worker still has it.
+    await reload(page);
+    await useWorkerOn(page, namespace);
+    await expectAccount(page, "agent", "balance", "32.500000");
 
     assert.deepEqual(problems, []);
   } finally {

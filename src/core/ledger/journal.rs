@@ -1,9 +1,8 @@
-//! The ledger journal: every balance change as an event, chained by SHA-256
+//! The ledger journal: every balance change as an event, chained by BLAKE3
 //! so that a lost, reordered or edited event is detected when a snapshot is
 //! loaded. Hashes are recomputed on load rather than stored per event.
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use super::amount::Units;
 use super::types::TransferInput;
@@ -55,16 +54,16 @@ pub struct Mark {
 
 /// The chain step: H(prev ‖ kind ‖ len-prefixed transfer id, accounts ‖ amount ‖ at).
 pub fn chain(prev: &[u8; 32], e: &Event, t: &TransferInput) -> [u8; 32] {
-    let mut h = Sha256::new();
+    let mut h = blake3::Hasher::new();
     h.update(prev);
-    h.update([e.kind as u8]);
+    h.update(&[e.kind as u8]);
     for s in [&t.id, &t.debit_account, &t.credit_account] {
-        h.update((s.len() as u32).to_le_bytes());
+        h.update(&(s.len() as u32).to_le_bytes());
         h.update(s.as_bytes());
     }
-    h.update(e.amount.to_le_bytes());
-    h.update(e.at.to_le_bytes());
-    h.finalize().into()
+    h.update(&e.amount.to_le_bytes());
+    h.update(&e.at.to_le_bytes());
+    *h.finalize().as_bytes()
 }
 
 impl Journal {

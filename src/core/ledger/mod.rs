@@ -8,7 +8,7 @@
 //! * Pending transfers hold funds until posted (in full or for less), voided,
 //!   or expired by the time passed in.
 //! * Balances are cached on accounts and recomputed from the transfers by
-//!   [`Ledger::reconcile`]. Every change appends an event to a SHA-256 hash
+//!   [`Ledger::reconcile`]. Every change appends an event to a BLAKE3 hash
 //!   chain that is verified whenever a snapshot is loaded.
 //!
 //! Like the rest of the core, nothing here reads a clock: `now` comes in.
@@ -240,18 +240,26 @@ impl Ledger {
         if dr.max_transfer.is_some_and(|max| t.amount > max) {
             return R::ExceedsMaxTransfer;
         }
-        let (mut dr, mut cr) = (dr.clone(), cr.clone());
-        let (dr_field, cr_field) = if t.pending {
-            (&mut dr.debits_pending, &mut cr.credits_pending)
-        } else {
-            (&mut dr.debits_posted, &mut cr.credits_posted)
-        };
-        let Some(d) = dr_field.checked_add(t.amount) else { return R::OverflowsDebits };
-        let Some(c) = cr_field.checked_add(t.amount) else { return R::OverflowsCredits };
-        *dr_field = d;
-        *cr_field = c;
-        if let Some(r) = flag_violation(&dr, &cr) {
-            return r;
+        // Compute the new balances on copies of the four numbers, check the
+        // flags, and only then write: no clone of either account.
+        let mut d = [dr.debits_posted, dr.debits_pending, dr.credits_posted];
+        let mut c = [cr.credits_posted, cr.credits_pending, cr.debits_posted];
+        let slot = usize::from(t.pending);
+        let Some(nd) = d[slot].checked_add(t.amount) else { return R::OverflowsDebits };
+        let Some(nc) = c[slot].checked_add(t.amount) else { return R::OverflowsCredits };
+        d[slot] = nd;
+        c[slot] = nc;
+        if dr.flags.debits_must_not_exceed_credits && d[0].saturating_add(d[1]) > d[2] {
+            return R::ExceedsCredits;
+        }
+        if cr.flags.credits_must_not_exceed_debits && c[0].saturating_add(c[1]) > c[2] {
+            return R::ExceedsDebits;
+        }
+        if let Some(a) = self.accounts.get_mut(&t.debit_account) {
+            (a.debits_posted, a.debits_pending) = (d[0], d[1]);
+        }
+        if let Some(a) = self.accounts.get_mut(&t.credit_account) {
+            (a.credits_posted, a.credits_pending) = (c[0], c[1]);
         }
         let index = self.transfers.len() as u32;
         let transfer = Transfer { input: t.clone(), created_at: now, state: if t.pending { TransferState::Pending } else { TransferState::Posted }, posted_amount: None, resolved_at: None };
@@ -260,8 +268,6 @@ impl Ledger {
         }
         self.by_id.insert(t.id.clone(), index);
         self.transfers.push(transfer);
-        self.accounts.insert(dr.id.clone(), dr);
-        self.accounts.insert(cr.id.clone(), cr);
         self.record(EventKind::Created, index, t.amount, now);
         R::Created
     }
@@ -270,7 +276,12 @@ impl Ledger {
         let t = &self.transfers[index as usize].input;
         let event_index = self.journal.append(Event { kind, transfer: index, amount, at }, t);
         for account in [&t.debit_account, &t.credit_account] {
-            self.history.entry(account.clone()).or_default().push(event_index);
+            match self.history.get_mut(account) {
+                Some(h) => h.push(event_index),
+                None => {
+                    self.history.insert(account.clone(), vec![event_index]);
+                }
+            }
         }
     }
 
@@ -461,22 +472,11 @@ impl Ledger {
         (self.transfers.len(), self.journal.len())
     }
 
-    /// The hex SHA-256 head of the journal: anchor it outside to detect a
+    /// The hex BLAKE3 head of the journal: anchor it outside to detect a
     /// rewritten history.
     pub fn journal_head(&self) -> String {
         self.journal.head_hex()
     }
-}
-
-/// The account flag a new balance would break, if any.
-fn flag_violation(dr: &Account, cr: &Account) -> Option<TransferResult> {
-    if dr.flags.debits_must_not_exceed_credits && dr.debits_posted.saturating_add(dr.debits_pending) > dr.credits_posted {
-        return Some(TransferResult::ExceedsCredits);
-    }
-    if cr.flags.credits_must_not_exceed_debits && cr.credits_posted.saturating_add(cr.credits_pending) > cr.debits_posted {
-        return Some(TransferResult::ExceedsDebits);
-    }
-    None
 }
 
 #[cfg(test)]

@@ -17,7 +17,7 @@ pub struct LedgerSnapshot {
     pub accounts: Vec<Account>,
     pub transfers: Vec<Transfer>,
     pub events: Vec<Event>,
-    /// Hex SHA-256 head of the journal when the snapshot was taken.
+    /// Hex BLAKE3 head of the journal when the snapshot was taken.
     pub journal_head: String,
     pub intents: Vec<Intent>,
 }
