@@ -1,5 +1,17 @@
 // A tiny consumer that type-checks against the published types with `tsc --noEmit`.
-import { Memory, MemoryStore, IndexedDBStore, KVStore, EdgememError, type Session, type Store, type ErrorCode } from "edgemem";
+import {
+  Memory,
+  MemoryStore,
+  IndexedDBStore,
+  KVStore,
+  EdgememError,
+  type Account,
+  type DecimalString,
+  type ErrorCode,
+  type Session,
+  type Store,
+  type TransferResultCode,
+} from "edgemem";
 
 async function main(): Promise<void> {
   const store: Store = new MemoryStore();
@@ -25,7 +37,14 @@ async function main(): Promise<void> {
     list: async () => ({ keys: [], list_complete: true }),
   });
   await memory.publishSnapshot(kv, { keyPrefix: "pub/" });
-  console.log(created, session.session_id, firstId, page.total, maybe?.context, idb);
+  const account: Account = await memory.ledger.createAccount({ id: "agent", asset: "USDC", flags: ["debits_must_not_exceed_credits"], max_transfer: "50" });
+  const results = await memory.ledger.createTransfers([{ id: "t1", debit_account: "bank", credit_account: "agent", amount: "12.50" }]);
+  const code: TransferResultCode = results[0].result;
+  const outcome: { bet_id: string } = await memory.ledger.executeOnce("place_bet", { stake: "5" }, async () => ({ bet_id: "b1" }));
+  const balance: DecimalString = account.balance;
+  console.log(created, session.session_id, firstId, page.total, maybe?.context, idb, code, outcome.bet_id, balance);
+  // @ts-expect-error: amounts are decimal strings, never JS numbers
+  await memory.ledger.createTransfers([{ id: "t2", debit_account: "bank", credit_account: "agent", amount: 12.5 }]);
   // @ts-expect-error: amounts and ids are strings, never numbers
   await memory.getSession(42);
 }
