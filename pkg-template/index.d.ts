@@ -224,7 +224,7 @@ export class Ledger {
   createTransfers(transfers: TransferInput[]): Promise<Array<{ id: string; result: TransferResultCode }>>;
   post(id: string, options?: { amount?: DecimalString }): Promise<{ id: string; result: "created"; transfer: Transfer }>;
   void(id: string): Promise<{ id: string; result: "created"; transfer: Transfer }>;
-  history(accountId: string, options?: { limit?: number; cursor?: number }): Promise<{ entries: HistoryEntry[]; next_cursor: number | null }>;
+  history(accountId: string, options?: { limit?: number; cursor?: number; since?: string; until?: string }): Promise<{ entries: HistoryEntry[]; next_cursor: number | null }>;
   reconcile(options?: { statement?: Array<{ account: string; balance: DecimalString }> }): Promise<{
     ok: boolean;
     differences: Difference[];

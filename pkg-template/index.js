@@ -119,11 +119,17 @@ export class Ledger {
     return this.#call("POST", `transfers/${checkLedgerId(id, "id")}/void`, "", {});
   }
 
-  /** `{entries, next_cursor}`: an account's journal entries, oldest first. */
-  async history(accountId, { limit = 100, cursor = 0 } = {}) {
+  /** `{entries, next_cursor}`: an account's journal entries, oldest first, optionally in `[since, until)` (RFC 3339). */
+  async history(accountId, { limit = 100, cursor = 0, since, until } = {}) {
     checkCount(limit, "limit", 1, 1000);
     checkCount(cursor, "cursor", 0, 2 ** 32 - 1);
-    return this.#call("GET", `accounts/${checkLedgerId(accountId, "accountId")}/history`, `limit=${limit}&cursor=${cursor}`);
+    const query = new URLSearchParams({ limit: String(limit), cursor: String(cursor) });
+    for (const [name, value] of [["since", since], ["until", until]]) {
+      if (value === undefined) continue;
+      if (typeof value !== "string") throw invalid(name, "must be an RFC 3339 string");
+      query.set(name, value);
+    }
+    return this.#call("GET", `accounts/${checkLedgerId(accountId, "accountId")}/history`, query.toString());
   }
 
   /** Recomputes every balance from the transfers and compares an optional statement `[{account, balance}]`. */

@@ -13,7 +13,7 @@ use crate::core::ledger::intents::{intent_key, Begun, Intent};
 use crate::core::ledger::types::{Account, AccountFlags, Difference, StatementLine, Transfer};
 use crate::core::ledger::{validate_ledger_id, Ledger, LedgerApplied, LedgerOp, TransferRequest};
 use crate::core::limits;
-use crate::core::time::format_rfc3339;
+use crate::core::time::{format_rfc3339, parse_rfc3339};
 use crate::store::{Backend, Store};
 
 #[derive(Deserialize)]
@@ -277,10 +277,12 @@ async fn history<B: Backend>(store: &Store<B>, req: &Request<'_>, id: &str) -> R
     validate_ledger_id("id", id)?;
     let limit = req.param_usize("limit", 100, 1, limits::HISTORY_LIMIT_MAX)?;
     let cursor = req.param_usize("cursor", 0, 0, u32::MAX as usize)? as u32;
+    let time = |name: &str| req.param(name).map(|v| parse_rfc3339(name, v)).transpose();
+    let (since, until) = (time("since")?, time("until")?);
     let body = store
         .read(|e| -> Result<Value> {
             let l = e.ledger();
-            let (page, next) = l.history(id, cursor, limit)?;
+            let (page, next) = l.history(id, cursor, limit, since, until)?;
             let scale = scale_of(l, id);
             let entries: Vec<Value> = page
                 .iter()

@@ -124,7 +124,7 @@ pub fn percent_decode(s: &str) -> String {
 }
 
 impl Request<'_> {
-    fn param(&self, name: &str) -> Option<&str> {
+    pub(crate) fn param(&self, name: &str) -> Option<&str> {
         self.query.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
     }
 

@@ -290,6 +290,11 @@ fn ledger_holds_post_void_expire_reconcile_history() {
     let kinds: Vec<&str> = h2["entries"].as_array().unwrap().iter().map(|e| e["kind"].as_str().unwrap()).collect();
     assert_eq!(kinds, ["posted", "voided", "created", "expired"]);
     assert_eq!(h2["next_cursor"], Value::Null);
+    // A time window: only what happened after the clock moved on.
+    let since = crate::core::time::format_rfc3339(api.now);
+    let late = api.call("GET", &format!("/v1/ledger/accounts/agent/history?since={since}"), "").body;
+    assert_eq!(late["entries"].as_array().unwrap().iter().map(|e| e["kind"].as_str().unwrap()).collect::<Vec<_>>(), ["expired"]);
+    assert_eq!(api.call("GET", "/v1/ledger/accounts/agent/history?since=yesterday", "").status, 422);
 }
 
 #[test]

@@ -429,20 +429,29 @@ impl Ledger {
     }
 
     /// One page of an account's history: events at or after `cursor` (an
-    /// event sequence number), oldest first, with the next cursor.
-    pub fn history(&self, account: &str, cursor: u32, limit: usize) -> Result<HistoryPage<'_>> {
+    /// event sequence number) whose time is in `[since, until)`, oldest first,
+    /// with the cursor of the next page.
+    pub fn history(&self, account: &str, cursor: u32, limit: usize, since: Option<Millis>, until: Option<Millis>) -> Result<HistoryPage<'_>> {
         if !self.accounts.contains_key(account) {
             return Err(Error::not_found("account", account));
         }
         let limit = limit.clamp(1, limits::HISTORY_LIMIT_MAX);
         let all = self.history.get(account).map(Vec::as_slice).unwrap_or(&[]);
         let start = all.partition_point(|&e| e < cursor);
-        let page: Vec<_> = all[start..].iter().take(limit).map(|&e| {
-            let ev = self.journal.event(e);
-            (e, ev, &self.transfers[ev.transfer as usize])
-        }).collect();
-        let next = all.get(start + limit).copied();
-        Ok((page, next))
+        let in_window = |e: u32| {
+            let at = self.journal.event(e).at;
+            since.is_none_or(|s| at >= s) && until.is_none_or(|u| at < u)
+        };
+        let mut matching = all[start..].iter().copied().filter(|&e| in_window(e));
+        let page: Vec<_> = matching
+            .by_ref()
+            .take(limit)
+            .map(|e| {
+                let ev = self.journal.event(e);
+                (e, ev, &self.transfers[ev.transfer as usize])
+            })
+            .collect();
+        Ok((page, matching.next()))
     }
 
     pub fn asset(&self, code: &str) -> Option<&Asset> {

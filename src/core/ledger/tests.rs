@@ -170,12 +170,17 @@ fn statement_reconciliation_and_history() {
     assert_eq!(diffs.len(), 2);
     assert_eq!((diffs[0].account.as_str(), diffs[0].found), ("bank", -(usdc("25") as i128)));
     assert_eq!(diffs[1].field, "missing_account");
-    let (page, next) = l.history("agent", 0, 10).unwrap();
+    let (page, next) = l.history("agent", 0, 10, None, None).unwrap();
     assert_eq!((page.len(), next), (10, Some(10)));
     assert_eq!((page[3].0, page[3].2.input.id.as_str()), (3, "t3"));
-    let (page, next) = l.history("agent", 20, 10).unwrap();
+    let (page, next) = l.history("agent", 20, 10, None, None).unwrap();
     assert_eq!((page.len(), next), (5, None));
-    assert_eq!(l.history("ghost", 0, 10).unwrap_err().code(), "not_found");
+    // Transfer i was made at time i: a window by time, paged.
+    let (page, next) = l.history("agent", 0, 3, Some(5), Some(12)).unwrap();
+    assert_eq!((page.iter().map(|p| p.1.at).collect::<Vec<_>>(), next), (vec![5, 6, 7], Some(8)));
+    let (page, next) = l.history("agent", 8, 10, Some(5), Some(12)).unwrap();
+    assert_eq!((page.len(), next), (4, None));
+    assert_eq!(l.history("ghost", 0, 10, None, None).unwrap_err().code(), "not_found");
 }
 
 #[test]
