@@ -1,0 +1,122 @@
+// The two backends the page can talk to. Both expose the same five session
+// calls and return the same session JSON, and a `ledger` with the package's
+// Ledger calls and JSON.
+import { EdgememError } from "edgemem";
+
+const LIST_LIMIT = 100; // the HTTP API's largest page
+
+/** The package itself, over IndexedDB in this page. */
+export function localBackend(memory) {
+  return {
+    kind: "local",
+    selectionKey: "edgemem-demo:selected:local",
+    list: () => memory.listSessions({ offset: 0, limit: LIST_LIMIT }),
+    get: (id) => memory.getSession(id),
+    create: (id, init) => memory.getOrCreateSession(id, init),
+    append: (id, messages) => memory.appendMessages(id, messages),
+    remove: (id) => memory.deleteSession(id),
+    ledgerKey: "edgemem-demo:ledger:local",
+    ledger: memory.ledger,
+  };
+}
+
+/** The edgemem Worker's AMS-compatible HTTP API on this origin. */
+export function workerBackend(namespace, token) {
+  const query = `?namespace=${encodeURIComponent(namespace)}`;
+
+  // An empty id or a dot segment cannot name a session in a URL path: the URL
+  // parser would turn it into the list route. Refuse it the way the Rust side
+  // refuses invalid ids, instead of sending a request that means something else.
+  function sessionPath(id) {
+    if (id === "" || id === "." || id === "..") {
+      throw new EdgememError("invalid_input", `invalid session_id: ${JSON.stringify(id)} cannot appear in a URL path`);
+    }
+    return `/v1/working-memory/${encodeURIComponent(id)}`;
+  }
+
+  async function request(method, path, body, extraQuery = "") {
+    const headers = { accept: "application/json" };
+    if (body !== undefined) headers["content-type"] = "application/json";
+    if (token) headers.authorization = `Bearer ${token}`;
+    const res = await fetch(path + query + extraQuery, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    let json;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      throw new Error(`${method} ${path}: HTTP ${res.status}, response is not JSON (is the Worker serving this page?)`);
+    }
+    if (!res.ok) {
+      // The API's typed error body: {"detail", "code"}.
+      if (json && typeof json.code === "string") throw new EdgememError(json.code, String(json.detail ?? ""));
+      throw new Error(`${method} ${path}: HTTP ${res.status}`);
+    }
+    return json;
+  }
+
+  // Ledger ids go into URL paths too; refuse what the package's Ledger refuses
+  // (and what the URL parser would rewrite) instead of calling another route.
+  function ledgerSegment(id, field = "id") {
+    if (typeof id !== "string" || id === "" || id === "." || id === ".." || id.includes("/")) {
+      throw new EdgememError("invalid_input", `invalid ${field}: ${JSON.stringify(id)} must be a non-empty string without '/'`);
+    }
+    return encodeURIComponent(id);
+  }
+
+  async function nullIfMissing(call) {
+    try {
+      return await call();
+    } catch (err) {
+      if (err instanceof EdgememError && err.code === "not_found") return null;
+      throw err;
+    }
+  }
+
+  /** The same calls and JSON as the package's `memory.ledger`, over `/v1/ledger`. */
+  const ledger = {
+    createAsset: (code, scale) => request("POST", "/v1/ledger/assets", { code, scale }),
+    createAccount: (account) => request("POST", "/v1/ledger/accounts", account),
+    account: (id) => nullIfMissing(() => request("GET", `/v1/ledger/accounts/${ledgerSegment(id)}`)),
+    transfer: (id) => nullIfMissing(() => request("GET", `/v1/ledger/transfers/${ledgerSegment(id)}`)),
+    createTransfers: async (transfers) => (await request("POST", "/v1/ledger/transfers", { transfers })).results,
+    post: (id, { amount } = {}) =>
+      request("POST", `/v1/ledger/transfers/${ledgerSegment(id)}/post`, amount === undefined ? {} : { amount }),
+    void: (id) => request("POST", `/v1/ledger/transfers/${ledgerSegment(id)}/void`, {}),
+    reconcile: () => request("POST", "/v1/ledger/reconcile", {}),
+  };
+
+  async function get(id) {
+    try {
+      return await request("GET", sessionPath(id));
+    } catch (err) {
+      if (err instanceof EdgememError && err.code === "not_found") return null;
+      throw err;
+    }
+  }
+
+  return {
+    kind: "worker",
+    selectionKey: `edgemem-demo:selected:worker:${namespace}`,
+    list: () => request("GET", `/v1/working-memory/`, undefined, `&limit=${LIST_LIMIT}`),
+    get,
+    // The API's PUT replaces a session; only create one that is not there yet,
+    // as the package's getOrCreateSession does.
+    async create(id, init) {
+      const existing = await get(id);
+      if (existing) return { created: false, session: existing };
+      return { created: true, session: await request("PUT", sessionPath(id), init) };
+    },
+    append: (id, messages) => request("POST", `${sessionPath(id)}/messages`, { messages }),
+    async remove(id) {
+      await request("DELETE", sessionPath(id));
+      return true;
+    },
+    health: () => request("GET", "/v1/health"),
+    ledgerKey: `edgemem-demo:ledger:worker:${namespace}`,
+    ledger,
+  };
+}
