@@ -67,9 +67,13 @@ pub trait Backend {
 /// Configuration of a [`Store`], with documented defaults.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoreConfig {
-    /// Log records between snapshots. Default
+    /// Fewest log records between snapshots. Default
     /// [`limits::SNAPSHOT_EVERY_OPS_DEFAULT`]; at most
-    /// [`limits::SNAPSHOT_EVERY_OPS_MAX`], which bounds recovery work.
+    /// [`limits::SNAPSHOT_EVERY_OPS_MAX`]. A snapshot also waits until the log
+    /// written since the last one is at least half that snapshot's size, so
+    /// snapshotting a large state costs O(1) amortized per logged byte; a
+    /// log of [`limits::SNAPSHOT_EVERY_OPS_MAX`] records forces one, which
+    /// bounds recovery work.
     pub snapshot_every_ops: u64,
     /// Snapshot chunk size. Default [`limits::SNAPSHOT_CHUNK_BYTES_DEFAULT`];
     /// between [`limits::SNAPSHOT_CHUNK_BYTES_MIN`] and
@@ -129,6 +133,7 @@ struct Inner<B: Backend> {
     engine: Engine,
     head: Option<Head>,
     log_records_since_snapshot: u64,
+    log_bytes_since_snapshot: u64,
     poisoned: bool,
 }
 
@@ -152,7 +157,15 @@ impl<B: Backend> Store<B> {
             });
         }
         let (engine, head, replayed) = recover(&backend, &config.key_prefix).await?;
-        let inner = Inner { backend, config, engine, head, log_records_since_snapshot: replayed, poisoned: false };
+        let inner = Inner {
+            backend,
+            config,
+            engine,
+            head,
+            log_records_since_snapshot: replayed.records,
+            log_bytes_since_snapshot: replayed.bytes,
+            poisoned: false,
+        };
         Ok(Store { inner: Mutex::new(inner) })
     }
 
@@ -167,12 +180,14 @@ impl<B: Backend> Store<B> {
         let record = encode_log_entry(seq, &entry)?;
         let applied = inner.engine.apply(&entry.op, now)?;
         let key = log_key(&inner.config.key_prefix, seq);
+        let record_bytes = record.len() as u64;
         if let Err(e) = inner.backend.put(&key, record).await {
             inner.poisoned = true;
             return Err(e);
         }
         inner.log_records_since_snapshot += 1;
-        if inner.log_records_since_snapshot >= inner.config.snapshot_every_ops {
+        inner.log_bytes_since_snapshot += record_bytes;
+        if inner.snapshot_due() {
             // The op is already durable in the log; a failed snapshot is retried
             // after the next op and never fails this one.
             let _ = inner.snapshot().await;
@@ -230,6 +245,7 @@ impl Store<MemoryBackend> {
                 engine: inner.engine,
                 head: inner.head,
                 log_records_since_snapshot: inner.log_records_since_snapshot,
+                log_bytes_since_snapshot: inner.log_bytes_since_snapshot,
                 poisoned: inner.poisoned,
             }),
         }
@@ -240,7 +256,15 @@ impl Store<MemoryBackend> {
     pub async fn open_published<T: Backend>(source: &T, key_prefix: &str) -> Result<Store<MemoryBackend>> {
         let (engine, _, _) = recover(source, key_prefix).await?;
         let config = StoreConfig::default();
-        let inner = Inner { backend: MemoryBackend::new(), config, engine, head: None, log_records_since_snapshot: 0, poisoned: false };
+        let inner = Inner {
+            backend: MemoryBackend::new(),
+            config,
+            engine,
+            head: None,
+            log_records_since_snapshot: 0,
+            log_bytes_since_snapshot: 0,
+            poisoned: false,
+        };
         Ok(Store { inner: Mutex::new(inner) })
     }
 }
@@ -251,10 +275,18 @@ impl<B: Backend> Inner<B> {
             let (engine, head, replayed) = recover(&self.backend, &self.config.key_prefix).await?;
             self.engine = engine;
             self.head = head;
-            self.log_records_since_snapshot = replayed;
+            self.log_records_since_snapshot = replayed.records;
+            self.log_bytes_since_snapshot = replayed.bytes;
             self.poisoned = false;
         }
         Ok(())
+    }
+
+    fn snapshot_due(&self) -> bool {
+        let records = self.log_records_since_snapshot;
+        let last_bytes = self.head.map_or(0, |h| h.snapshot_bytes);
+        records >= limits::SNAPSHOT_EVERY_OPS_MAX
+            || (records >= self.config.snapshot_every_ops && self.log_bytes_since_snapshot.saturating_mul(2) >= last_bytes)
     }
 
     fn stats(&self) -> StoreStats {
@@ -280,6 +312,7 @@ impl<B: Backend> Inner<B> {
         };
         self.head = Some(head);
         self.log_records_since_snapshot = 0;
+        self.log_bytes_since_snapshot = 0;
         sweep(&self.backend, &self.config.key_prefix, head).await
     }
 }
@@ -324,8 +357,14 @@ fn parse_seq(prefix: &str, key: &str) -> Option<u64> {
     u64::from_str_radix(hex, 16).ok()
 }
 
+/// What recovery replayed from the log.
+struct Replayed {
+    records: u64,
+    bytes: u64,
+}
+
 /// Loads the snapshot named by `head` and replays the log after it.
-async fn recover<B: Backend>(backend: &B, prefix: &str) -> Result<(Engine, Option<Head>, u64)> {
+async fn recover<B: Backend>(backend: &B, prefix: &str) -> Result<(Engine, Option<Head>, Replayed)> {
     let head = match backend.get(&format!("{prefix}head")).await? {
         Some(bytes) => Some(Head::decode(&bytes)?),
         None => None,
@@ -364,12 +403,13 @@ async fn recover<B: Backend>(backend: &B, prefix: &str) -> Result<(Engine, Optio
         return Err(Error::LogCorrupt { seq: 0, reason: format!("{} records to replay is past the limit", seqs.len()) });
     }
     seqs.sort_unstable();
-    let replayed = seqs.len() as u64;
+    let mut replayed = Replayed { records: seqs.len() as u64, bytes: 0 };
     for seq in seqs {
         if seq != engine.last_seq() + 1 {
             return Err(Error::LogCorrupt { seq, reason: format!("gap: expected record {}", engine.last_seq() + 1) });
         }
         let bytes = backend.get(&log_key(prefix, seq)).await?.ok_or_else(|| Error::LogCorrupt { seq, reason: "listed but missing".into() })?;
+        replayed.bytes += bytes.len() as u64;
         let entry = decode_log_entry(seq, &bytes)?;
         engine.apply(&entry.op, entry.now_ms).map_err(|e| Error::LogCorrupt { seq, reason: format!("replay failed: {e}") })?;
     }

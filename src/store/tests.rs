@@ -308,3 +308,22 @@ fn publish_to_a_snapshots_only_mirror_and_open_it() {
     let replica = run(Store::open_published(&mirror, "kv/")).unwrap();
     assert_eq!(run(replica.read(|e| e.clone())).unwrap(), run(store.read(|e| e.clone())).unwrap());
 }
+
+#[test]
+fn snapshot_cost_stays_proportional_to_what_was_logged() {
+    let backend = MemoryBackend::new();
+    let store = run(Store::open(backend, cfg(1, 1 << 20))).unwrap();
+    let mut big = Session::new("big".into(), 0);
+    big.context = Some("x".repeat(200_000));
+    run(store.apply(Op::SessionPut { session: big }, 0)).unwrap();
+    assert_eq!(run(store.stats()).snapshot_gen, 1, "the first op snapshots (nothing to compare with yet)");
+    for i in 0..200 {
+        let m = Message { id: format!("m{i}"), role: "user".into(), content: "short".into(), created_at: i, persisted_at: None };
+        run(store.apply(Op::SessionAppend { session_id: "big".into(), messages: vec![m] }, i)).unwrap();
+    }
+    let stats = run(store.stats());
+    // Each append logs ~100 bytes against a ~200 KB state: re-snapshotting
+    // after every op would write 40 MB; the policy waits for ~100 KB of log.
+    assert_eq!(stats.snapshot_gen, 1, "{stats:?}");
+    assert_eq!(stats.log_records_since_snapshot, 200);
+}
