@@ -120,7 +120,7 @@ for (const make of [edgemem, () => js(Decimal, "decimal.js 10.6.0"), () => js(Bi
   let have = SINGLE_N + BATCHES * BATCH;
   offset = 20_000_000;
   while (have < RECONCILE_ENTRIES) {
-    const n = Math.min(BATCH * 10, RECONCILE_ENTRIES - have);
+    const n = Math.min(BATCH * 5, RECONCILE_ENTRIES - have);
     await peer.batch(transfers(offset, n));
     offset += n * 2;
     have += n;
