@@ -25,7 +25,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use amount::Units;
 pub use intents::Intent;
 pub use journal::{Event, EventKind};
-pub use ops::{LedgerApplied, LedgerOp, TransferRequest};
+pub use ops::{LedgerApplied, LedgerOp};
+pub use types::TransferRequest;
 pub use snapshot::LedgerSnapshot;
 use types::{Account, AccountFlags, Asset, Difference, StatementLine, Transfer, TransferInput, TransferResult, TransferState};
 

@@ -4,33 +4,15 @@
 //! never be looked up in one state and applied in another.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::amount::{parse_amount, Units};
 use super::intents::{validate_intent_json, Begun, Intent};
-use super::types::{Account, AccountFlags, Asset, Transfer, TransferInput, TransferResult};
+use super::types::{Account, AccountFlags, Asset, Transfer, TransferInput, TransferRequest, TransferResult};
 use super::{validate_ledger_id, Ledger};
 use crate::core::error::{Error, Result};
 use crate::core::limits;
 use crate::core::time::Millis;
-
-/// A transfer as a client sends it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TransferRequest {
-    pub id: String,
-    pub debit_account: String,
-    pub credit_account: String,
-    /// A decimal string in the asset's units, e.g. `"12.50"`.
-    pub amount: String,
-    #[serde(default)]
-    pub pending: bool,
-    #[serde(default)]
-    pub timeout_seconds: Option<u64>,
-    #[serde(default)]
-    pub linked: bool,
-    #[serde(default)]
-    pub metadata: Option<Map<String, Value>>,
-}
 
 /// A ledger mutation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -135,16 +117,7 @@ impl Ledger {
                 // error: check the amount's form at the widest scale then.
                 let scale = self.account_scale(&t.debit_account).or_else(|| self.account_scale(&t.credit_account)).unwrap_or(limits::ASSET_SCALE_MAX);
                 let amount: Units = parse_amount(&field("amount"), &t.amount, scale)?;
-                Ok(TransferInput {
-                    id: t.id.clone(),
-                    debit_account: t.debit_account.clone(),
-                    credit_account: t.credit_account.clone(),
-                    amount,
-                    pending: t.pending,
-                    timeout_seconds: t.timeout_seconds,
-                    linked: t.linked,
-                    metadata: t.metadata.clone(),
-                })
+                Ok(t.with_amount(amount))
             })
             .collect()
     }

@@ -78,14 +78,17 @@ impl TransferState {
     }
 }
 
-/// What a client asks for. Equality of these fields decides `exists` versus
+/// A transfer's fields, with the amount as `A`: the caller's decimal string
+/// in a request ([`TransferRequest`]), minor units once converted
+/// ([`TransferInput`]). Equality of these fields decides `exists` versus
 /// `exists_with_different_*` on a retry.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TransferInput {
+#[serde(deny_unknown_fields)]
+pub struct TransferSpec<A> {
     pub id: String,
     pub debit_account: String,
     pub credit_account: String,
-    pub amount: Units,
+    pub amount: A,
     #[serde(default)]
     pub pending: bool,
     #[serde(default)]
@@ -95,6 +98,29 @@ pub struct TransferInput {
     pub linked: bool,
     #[serde(default)]
     pub metadata: Option<Map<String, Value>>,
+}
+
+/// A transfer as a client sends it: the amount is a decimal string such as
+/// `"12.50"`, converted with the account's scale inside `apply`.
+pub type TransferRequest = TransferSpec<String>;
+
+/// A transfer with its amount in minor units.
+pub type TransferInput = TransferSpec<Units>;
+
+impl<A> TransferSpec<A> {
+    /// The same transfer with another representation of its amount.
+    pub fn with_amount<B>(&self, amount: B) -> TransferSpec<B> {
+        TransferSpec {
+            id: self.id.clone(),
+            debit_account: self.debit_account.clone(),
+            credit_account: self.credit_account.clone(),
+            amount,
+            pending: self.pending,
+            timeout_seconds: self.timeout_seconds,
+            linked: self.linked,
+            metadata: self.metadata.clone(),
+        }
+    }
 }
 
 /// A stored transfer.
