@@ -134,6 +134,10 @@ struct Inner<B: Backend> {
     head: Option<Head>,
     log_records_since_snapshot: u64,
     log_bytes_since_snapshot: u64,
+    /// After a failed snapshot (for example a state past
+    /// [`limits::SNAPSHOT_BYTES_MAX`]), no retry before the log holds this
+    /// many records, so a failing snapshot never costs O(state) per op.
+    snapshot_retry_at_records: u64,
     poisoned: bool,
 }
 
@@ -164,6 +168,7 @@ impl<B: Backend> Store<B> {
             head,
             log_records_since_snapshot: replayed.records,
             log_bytes_since_snapshot: replayed.bytes,
+            snapshot_retry_at_records: 0,
             poisoned: false,
         };
         Ok(Store { inner: Mutex::new(inner) })
@@ -188,9 +193,11 @@ impl<B: Backend> Store<B> {
         inner.log_records_since_snapshot += 1;
         inner.log_bytes_since_snapshot += record_bytes;
         if inner.snapshot_due() {
-            // The op is already durable in the log; a failed snapshot is retried
-            // after the next op and never fails this one.
-            let _ = inner.snapshot().await;
+            // The op is already durable in the log; a failed snapshot never
+            // fails it, and is retried only after the log has grown again.
+            if inner.snapshot().await.is_err() {
+                inner.snapshot_retry_at_records = inner.log_records_since_snapshot + inner.config.snapshot_every_ops.max(1_000);
+            }
         }
         Ok(applied)
     }
@@ -228,7 +235,9 @@ impl<B: Backend> Store<B> {
             None => 0,
         };
         let head = Head { gen: prev + 1, chunk_count: 0, snapshot_bytes: bytes.len() as u64, last_seq: inner.engine.last_seq() };
-        let head = write_snapshot(target, config, head, &bytes).await?;
+        let head = write_snapshot(target, config, head, &bytes).await.map_err(|e| match e {
+            SnapshotWriteError::Chunks(e) | SnapshotWriteError::Head(e) => e,
+        })?;
         sweep(target, &config.key_prefix, head).await?;
         Ok(StoreStats { last_seq: head.last_seq, log_records_since_snapshot: 0, snapshot_gen: head.gen, snapshot_bytes: head.snapshot_bytes })
     }
@@ -246,6 +255,7 @@ impl Store<MemoryBackend> {
                 head: inner.head,
                 log_records_since_snapshot: inner.log_records_since_snapshot,
                 log_bytes_since_snapshot: inner.log_bytes_since_snapshot,
+                snapshot_retry_at_records: inner.snapshot_retry_at_records,
                 poisoned: inner.poisoned,
             }),
         }
@@ -263,6 +273,7 @@ impl Store<MemoryBackend> {
             head: None,
             log_records_since_snapshot: 0,
             log_bytes_since_snapshot: 0,
+            snapshot_retry_at_records: 0,
             poisoned: false,
         };
         Ok(Store { inner: Mutex::new(inner) })
@@ -284,6 +295,9 @@ impl<B: Backend> Inner<B> {
 
     fn snapshot_due(&self) -> bool {
         let records = self.log_records_since_snapshot;
+        if records < self.snapshot_retry_at_records {
+            return false;
+        }
         let last_bytes = self.head.map_or(0, |h| h.snapshot_bytes);
         records >= limits::SNAPSHOT_EVERY_OPS_MAX
             || (records >= self.config.snapshot_every_ops && self.log_bytes_since_snapshot.saturating_mul(2) >= last_bytes)
@@ -304,7 +318,8 @@ impl<B: Backend> Inner<B> {
         let head = Head { gen, chunk_count: 0, snapshot_bytes: bytes.len() as u64, last_seq: self.engine.last_seq() };
         let head = match write_snapshot(&self.backend, &self.config, head, &bytes).await {
             Ok(head) => head,
-            Err(e) => {
+            Err(SnapshotWriteError::Chunks(e)) => return Err(e),
+            Err(SnapshotWriteError::Head(e)) => {
                 // The head put may or may not have landed: reload before serving.
                 self.poisoned = true;
                 return Err(e);
@@ -317,14 +332,21 @@ impl<B: Backend> Inner<B> {
     }
 }
 
+/// Which write of a snapshot failed: before the commit point nothing visible
+/// changed; at the commit point the outcome is unknown.
+enum SnapshotWriteError {
+    Chunks(Error),
+    Head(Error),
+}
+
 /// Writes the chunks of `bytes`, then the head (the commit point).
-async fn write_snapshot<B: Backend>(backend: &B, config: &StoreConfig, mut head: Head, bytes: &[u8]) -> Result<Head> {
+async fn write_snapshot<B: Backend>(backend: &B, config: &StoreConfig, mut head: Head, bytes: &[u8]) -> std::result::Result<Head, SnapshotWriteError> {
     let prefix = &config.key_prefix;
     for (i, chunk) in codec::chunks(bytes, config.chunk_bytes).enumerate() {
-        backend.put(&chunk_key(prefix, head.gen, i as u32), chunk.to_vec()).await?;
+        backend.put(&chunk_key(prefix, head.gen, i as u32), chunk.to_vec()).await.map_err(SnapshotWriteError::Chunks)?;
         head.chunk_count += 1;
     }
-    backend.put(&format!("{prefix}head"), head.encode()).await?;
+    backend.put(&format!("{prefix}head"), head.encode()).await.map_err(SnapshotWriteError::Head)?;
     Ok(head)
 }
 

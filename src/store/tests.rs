@@ -327,3 +327,47 @@ fn snapshot_cost_stays_proportional_to_what_was_logged() {
     assert_eq!(stats.snapshot_gen, 1, "{stats:?}");
     assert_eq!(stats.log_records_since_snapshot, 200);
 }
+
+/// A backend whose snapshot chunk writes always fail (as a state past the
+/// size limit would), counting the attempts; log writes succeed.
+struct NoSnapshots {
+    inner: MemoryBackend,
+    chunk_attempts: std::cell::Cell<u64>,
+}
+
+impl Backend for NoSnapshots {
+    async fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        self.inner.get(key).await
+    }
+    async fn put(&self, key: &str, value: Vec<u8>) -> Result<()> {
+        if key.contains("snap/") {
+            self.chunk_attempts.set(self.chunk_attempts.get() + 1);
+            return Err(Error::storage("snapshot refused"));
+        }
+        self.inner.put(key, value).await
+    }
+    async fn delete(&self, keys: &[String]) -> Result<()> {
+        self.inner.delete(keys).await
+    }
+    async fn list(&self, prefix: &str) -> Result<Vec<String>> {
+        self.inner.list(prefix).await
+    }
+}
+
+#[test]
+fn a_failing_snapshot_is_retried_only_after_the_log_grows() {
+    let backend = NoSnapshots { inner: MemoryBackend::new(), chunk_attempts: std::cell::Cell::new(0) };
+    let store = run(Store::open(backend, cfg(1, 1 << 20))).unwrap();
+    let mut ok = 0;
+    for i in 0..3_000 {
+        if run(store.apply(op(i), now(i))).is_ok() {
+            ok += 1;
+        }
+    }
+    assert!(ok > 1_000, "ops still succeed while snapshots fail");
+    let attempts = run(store.inner.lock()).backend.chunk_attempts.get();
+    // Without the back-off every op would retry (about 3,000 attempts).
+    assert!((1..=5).contains(&attempts), "{attempts} snapshot attempts");
+    let stats = run(store.stats());
+    assert_eq!(stats.snapshot_gen, 0);
+}
