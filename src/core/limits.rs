@@ -92,3 +92,6 @@ pub const STATEMENT_LINES_MAX: usize = 10_000;
 pub const INTENTS_MAX: usize = 100_000;
 /// Serialized bytes of an intent's parameters or outcome.
 pub const INTENT_JSON_BYTES_MAX: usize = 64 * 1024;
+
+/// Text given to a tokenizer in one call.
+pub const TOKENIZER_INPUT_BYTES_MAX: usize = 16 * 1024 * 1024;

@@ -13,6 +13,7 @@ pub mod limits;
 pub mod migrate;
 pub mod session;
 pub mod time;
+pub mod tokenizer;
 
 pub use engine::{Applied, Engine, LogEntry, Op, SessionPage};
 pub use error::{Error, Result};
