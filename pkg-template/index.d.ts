@@ -309,3 +309,23 @@ export class KVStore implements Store {
 }
 
 export function version(): string;
+
+export type EncodingName = "cl100k_base" | "o200k_base";
+
+/** The encodings that have a rank asset. */
+export const ENCODINGS: readonly EncodingName[];
+
+/** An exact OpenAI tokenizer: counts and ids equal tiktoken's. */
+export class Tokenizer {
+  private constructor();
+  /** Loads the rank asset shipped next to the package (disk in Node, fetch in browsers, a bundled Data module in workerd). */
+  static load(name: EncodingName): Promise<Tokenizer>;
+  /** Builds a tokenizer from asset bytes you fetched yourself. */
+  static fromAsset(name: EncodingName, bytes: Uint8Array | ArrayBuffer): Tokenizer;
+  readonly name: EncodingName;
+  count(text: string, options?: { allowSpecial?: boolean }): number;
+  encode(text: string, options?: { allowSpecial?: boolean }): Uint32Array;
+  decode(tokens: Uint32Array | number[]): string;
+  readonly heapBytes: number;
+  free(): void;
+}

@@ -1,7 +1,8 @@
 // The idiomatic JS API over the wasm core. Structured values cross into wasm as
 // JSON text, validated by the same Rust code as the HTTP API; nothing here
 // holds state or logic of its own beyond argument checks.
-import { MemoryCore, version as coreVersion } from "./edgemem_wasm.js";
+import { MemoryCore, TokenizerCore, version as coreVersion } from "./edgemem_wasm.js";
+import { loadAsset } from "./assets.js";
 
 export { MemoryStore, IndexedDBStore, DurableObjectStore, KVStore } from "./stores.js";
 
@@ -278,6 +279,85 @@ export class Memory {
   }
 
   /** Frees the wasm memory behind this object. */
+  free() {
+    this.#core.free();
+  }
+}
+
+/** The encodings that have a rank asset. */
+export const ENCODINGS = ["cl100k_base", "o200k_base"];
+
+/**
+ * An exact OpenAI tokenizer: every count and token id equals tiktoken's.
+ * Text that looks like a special token (`<|endoftext|>`) is ordinary text
+ * unless `allowSpecial` is set, as in tiktoken's `encode_ordinary`.
+ */
+export class Tokenizer {
+  #core;
+
+  constructor(core) {
+    if (!(core instanceof TokenizerCore)) throw new TypeError("use Tokenizer.load() or Tokenizer.fromAsset()");
+    this.#core = core;
+  }
+
+  /** Loads an encoding's ranks from the asset shipped next to this package. */
+  static async load(name) {
+    if (!ENCODINGS.includes(name)) throw invalid("encoding", `unknown encoding ${JSON.stringify(name)} (known: ${ENCODINGS.join(", ")})`);
+    return Tokenizer.fromAsset(name, await loadAsset(name));
+  }
+
+  /** Builds a tokenizer from asset bytes you fetched yourself (KV, R2, a CDN). */
+  static fromAsset(name, bytes) {
+    const view = bytes instanceof Uint8Array ? bytes : bytes instanceof ArrayBuffer ? new Uint8Array(bytes) : null;
+    if (!view) throw invalid("asset", "must be a Uint8Array or ArrayBuffer");
+    try {
+      return new Tokenizer(TokenizerCore.load(String(name), view));
+    } catch (err) {
+      rethrow(err);
+    }
+  }
+
+  /** `cl100k_base` or `o200k_base`. */
+  get name() {
+    return this.#core.name();
+  }
+
+  /** Number of tokens of `text`. */
+  count(text, { allowSpecial = false } = {}) {
+    if (typeof text !== "string") throw invalid("text", "must be a string");
+    try {
+      return this.#core.count(text, allowSpecial === true);
+    } catch (err) {
+      rethrow(err);
+    }
+  }
+
+  /** Token ids of `text`, as a Uint32Array. */
+  encode(text, { allowSpecial = false } = {}) {
+    if (typeof text !== "string") throw invalid("text", "must be a string");
+    try {
+      return this.#core.encode(text, allowSpecial === true);
+    } catch (err) {
+      rethrow(err);
+    }
+  }
+
+  /** The text of `tokens` (invalid UTF-8 at the edges becomes U+FFFD). */
+  decode(tokens) {
+    const ids = tokens instanceof Uint32Array ? tokens : Uint32Array.from(tokens);
+    try {
+      return new TextDecoder().decode(this.#core.decodeBytes(ids));
+    } catch (err) {
+      rethrow(err);
+    }
+  }
+
+  /** Memory held by the rank tables, in bytes. */
+  get heapBytes() {
+    return this.#core.heapBytes();
+  }
+
+  /** Frees the wasm memory behind this tokenizer. */
   free() {
     this.#core.free();
   }

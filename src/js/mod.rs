@@ -4,6 +4,7 @@
 //! text (one parse on each side, and the exact same validation as HTTP).
 
 mod backend;
+mod tokenizer;
 
 use std::rc::Rc;
 
