@@ -1,6 +1,6 @@
 // A user's Worker that imports the npm package, as a consumer would: wrangler
 // resolves "edgemem" through the package's `workerd` export condition.
-import { Memory, DurableObjectStore, EdgememError, version } from "edgemem";
+import { Memory, DurableObjectStore, EdgememError, Tokenizer, version } from "edgemem";
 import { DurableObject } from "cloudflare:workers";
 
 export class Agent extends DurableObject {
@@ -18,7 +18,10 @@ export class Agent extends DurableObject {
         await memory.putSession("chat", { ttl_seconds: -5 });
       }
       const s = await memory.getSession("chat");
-      return Response.json({ version: version(), messages: s ? s.messages.map((m) => m.content) : [] });
+      const messages = s ? s.messages.map((m) => m.content) : [];
+      // The rank asset loads lazily as a bundled Data module.
+      const tokenizer = await Tokenizer.load("cl100k_base");
+      return Response.json({ version: version(), messages, tokens: tokenizer.count(messages.join(" ")) });
     } catch (err) {
       if (err instanceof EdgememError) return Response.json({ code: err.code }, { status: 422 });
       throw err;

@@ -29,7 +29,10 @@ async function start() {
   const mf = new Miniflare({
     modules: true,
     scriptPath: join(outdir, "worker.js"),
-    modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"], fallthrough: true }],
+    modulesRules: [
+      { type: "CompiledWasm", include: ["**/*.wasm"], fallthrough: true },
+      { type: "Data", include: ["**/*.bin"], fallthrough: true },
+    ],
     compatibilityDate: "2026-04-01",
     durableObjects: { AGENT: { className: "Agent", useSQLite: true } },
     durableObjectsPersist: persist,
@@ -58,6 +61,7 @@ test("import { Memory } from 'edgemem' works in workerd and persists in a Durabl
     const body = await (await mf.dispatchFetch("http://127.0.0.1/")).json();
     assert.match(body.version, /^\d+\.\d+\.\d+/);
     assert.deepEqual(body.messages, ["one", "two", "three", "four", "five", "six"]);
+    assert.equal(body.tokens, 6, "cl100k_base: one token per word");
   } finally {
     await mf.dispose();
   }
