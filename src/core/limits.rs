@@ -95,3 +95,12 @@ pub const INTENT_JSON_BYTES_MAX: usize = 64 * 1024;
 
 /// Text given to a tokenizer in one call.
 pub const TOKENIZER_INPUT_BYTES_MAX: usize = 16 * 1024 * 1024;
+
+/// A model window a budget may describe (the largest published is 2M).
+pub const WINDOW_TOKENS_MAX: usize = 10_000_000;
+/// Slot priorities run from 0 to this.
+pub const SLOT_PRIORITY_MAX: u8 = 10;
+/// Slots in one budget.
+pub const SLOTS_MAX: usize = 1_000;
+/// Per-message overhead a caller may configure.
+pub const MESSAGE_OVERHEAD_TOKENS_MAX: usize = 64;
