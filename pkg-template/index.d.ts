@@ -326,6 +326,47 @@ export class Tokenizer {
   count(text: string, options?: { allowSpecial?: boolean }): number;
   encode(text: string, options?: { allowSpecial?: boolean }): Uint32Array;
   decode(tokens: Uint32Array | number[]): string;
+  buildContext(request: BudgetRequest): BudgetResult;
   readonly heapBytes: number;
   free(): void;
 }
+
+export interface BudgetRequest {
+  /** A model from the table (dated variants resolve), or give max_tokens. */
+  model?: string;
+  max_tokens?: number;
+  /** Count with this encoding instead of the model's. */
+  encoding?: EncodingName;
+  reserve_for_output?: number;
+  /** Slots at or above this priority are truncated rather than dropped. Default 7. */
+  truncate_at_priority?: number;
+  /** Chat-format overhead per slot. Default 3. */
+  message_overhead_tokens?: number;
+  slots: Array<{ name: string; content: string; priority: number }>;
+  /** Tool/function schemas, counted as their JSON. */
+  tools?: JsonValue;
+}
+
+export interface BudgetResult {
+  context: string;
+  used: number;
+  left: number;
+  window: number;
+  reserve_for_output: number;
+  tools: number;
+  percent_used: number;
+  percent_left: number;
+  encoding: EncodingName | "estimate";
+  slots: Array<{ name: string; status: "kept" | "truncated" | "dropped"; tokens: number }>;
+}
+
+export interface ModelInfo {
+  name: string;
+  /** null: the vendor publishes no tokenizer; the estimator is used. */
+  encoding: EncodingName | null;
+  context_window_tokens: number;
+  output_tokens_max: number;
+}
+
+export function model(name: string): ModelInfo | null;
+export function buildContext(request: BudgetRequest): Promise<BudgetResult>;

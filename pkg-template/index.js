@@ -1,7 +1,14 @@
 // The idiomatic JS API over the wasm core. Structured values cross into wasm as
 // JSON text, validated by the same Rust code as the HTTP API; nothing here
 // holds state or logic of its own beyond argument checks.
-import { MemoryCore, TokenizerCore, version as coreVersion } from "./edgemem_wasm.js";
+import {
+  MemoryCore,
+  TokenizerCore,
+  budgetCounting,
+  buildContextEstimated,
+  modelInfo,
+  version as coreVersion,
+} from "./edgemem_wasm.js";
 import { loadAsset } from "./assets.js";
 
 export { MemoryStore, IndexedDBStore, DurableObjectStore, KVStore } from "./stores.js";
@@ -352,6 +359,15 @@ export class Tokenizer {
     }
   }
 
+  /** Builds a context budget counted exactly with this encoding (see `buildContext`). */
+  buildContext(request) {
+    try {
+      return JSON.parse(this.#core.buildContext(toJson(request, "request")));
+    } catch (err) {
+      rethrow(err);
+    }
+  }
+
   /** Memory held by the rank tables, in bytes. */
   get heapBytes() {
     return this.#core.heapBytes();
@@ -361,6 +377,41 @@ export class Tokenizer {
   free() {
     this.#core.free();
   }
+}
+
+/** The model table's row for `name` (dated variants resolve), or null. */
+export function model(name) {
+  if (typeof name !== "string") throw invalid("model", "must be a string");
+  return JSON.parse(modelInfo(name));
+}
+
+const tokenizers = new Map();
+
+/**
+ * Builds a context within a model's window: `{model? | max_tokens?,
+ * reserve_for_output?, truncate_at_priority?, slots: [{name, content,
+ * priority}], tools?}`. Counts exactly with the model's encoding (loaded once
+ * and cached), or with the calibrated estimator for models whose vendor
+ * publishes no tokenizer. Resolves to `{context, used, left, window,
+ * percent_used, percent_left, encoding, slots: [{name, status, tokens}]}`.
+ */
+export async function buildContext(request) {
+  const json = toJson(request, "request");
+  let counting;
+  try {
+    counting = budgetCounting(json);
+  } catch (err) {
+    rethrow(err);
+  }
+  if (counting === "estimate") {
+    try {
+      return JSON.parse(buildContextEstimated(json));
+    } catch (err) {
+      rethrow(err);
+    }
+  }
+  if (!tokenizers.has(counting)) tokenizers.set(counting, Tokenizer.load(counting));
+  return (await tokenizers.get(counting)).buildContext(request);
 }
 
 /** The edgemem version. */

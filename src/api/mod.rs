@@ -6,6 +6,7 @@
 //! knows about the Workers runtime, so every route is tested natively on the
 //! in-memory backend; `src/worker` only moves bytes in and out.
 
+pub mod budget;
 pub mod ledger;
 pub mod working_memory;
 

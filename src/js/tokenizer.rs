@@ -6,7 +6,41 @@
 use wasm_bindgen::prelude::*;
 
 use super::to_js_error;
+use crate::api::budget::{model_json, BuildBody};
+use crate::core::budget::models::Counting;
+use crate::core::budget::Estimator;
+use crate::core::limits;
 use crate::core::tokenizer::{Encoding, EncodingName, Specials};
+
+fn parse_build(request_json: &str) -> Result<BuildBody, JsValue> {
+    if request_json.len() > limits::TOKENIZER_INPUT_BYTES_MAX {
+        return Err(to_js_error(&crate::core::error::Error::too_large("request", request_json.len(), limits::TOKENIZER_INPUT_BYTES_MAX)));
+    }
+    BuildBody::parse(request_json.as_bytes()).map_err(|e| to_js_error(&e))
+}
+
+/// The model table's row for `name` as JSON text (`null` when unknown).
+#[wasm_bindgen(js_name = modelInfo)]
+pub fn model_info(name: &str) -> String {
+    model_json(name).to_string()
+}
+
+/// Which counting a budget request needs: an encoding name, or `estimate`.
+#[wasm_bindgen(js_name = budgetCounting)]
+pub fn budget_counting(request_json: &str) -> Result<String, JsValue> {
+    let body = parse_build(request_json)?;
+    Ok(match body.counting().map_err(|e| to_js_error(&e))? {
+        Counting::Exact(e) => e.as_str().to_owned(),
+        Counting::Estimate => "estimate".to_owned(),
+    })
+}
+
+/// Builds a budget with the estimator; resolves to the result as JSON text.
+#[wasm_bindgen(js_name = buildContextEstimated)]
+pub fn build_context_estimated(request_json: &str) -> Result<String, JsValue> {
+    let body = parse_build(request_json)?;
+    body.build(&Estimator, Counting::Estimate).map(|v| v.to_string()).map_err(|e| to_js_error(&e))
+}
 
 fn specials(allow: bool) -> Specials {
     if allow {
@@ -52,6 +86,14 @@ impl TokenizerCore {
     #[wasm_bindgen(js_name = decodeBytes)]
     pub fn decode_bytes(&self, tokens: &[u32]) -> Result<Vec<u8>, JsValue> {
         self.encoding.decode(tokens).map_err(|e| to_js_error(&e))
+    }
+
+    /// Builds a budget counted exactly with this encoding.
+    #[wasm_bindgen(js_name = buildContext)]
+    pub fn build_context(&self, request_json: &str) -> Result<String, JsValue> {
+        let body = parse_build(request_json)?;
+        let counting = Counting::Exact(self.encoding.name());
+        body.build(&self.encoding, counting).map(|v| v.to_string()).map_err(|e| to_js_error(&e))
     }
 
     /// Memory held by the rank tables, in bytes.
