@@ -6,6 +6,7 @@
 //! before this code runs; only `/v1/*` reaches it.
 
 mod backend;
+mod budget;
 
 use std::cell::Cell;
 use std::rc::Rc;
@@ -118,6 +119,10 @@ async fn front(req: &mut Request, env: &Env) -> Result<Response, Error> {
     let body = req.bytes().await.map_err(w)?;
     if body.len() > cap {
         return Err(Error::too_large("request body", body.len(), cap));
+    }
+    if path.starts_with("/v1/budget/") {
+        let r = budget::route(env, method.as_ref(), &path, &body).await?;
+        return json_response(&r).map_err(w);
     }
 
     // The tenant: `?namespace=`, else (for a working-memory PUT, whose AMS

@@ -16,6 +16,8 @@ export async function startWorker({ persistDir, bindings = {} } = {}) {
     durableObjects: { MEMORY: { className: "MemoryObject", useSQLite: true } },
     kvNamespaces: ["SNAPSHOTS"],
     bindings: { EDGEMEM_BODY_BYTES_MAX: "1048576", ...bindings },
+    // As in wrangler.toml: the site (with the tokenizer assets) behind the ASSETS binding.
+    assets: { directory: `${root}target/site`, binding: "ASSETS", routerConfig: { has_user_worker: true } },
     ...(persistDir ? { durableObjectsPersist: `${persistDir}/do`, kvPersist: `${persistDir}/kv` } : {}),
     host: "127.0.0.1",
   });
