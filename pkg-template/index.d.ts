@@ -327,6 +327,7 @@ export class Tokenizer {
   encode(text: string, options?: { allowSpecial?: boolean }): Uint32Array;
   decode(tokens: Uint32Array | number[]): string;
   buildContext(request: BudgetRequest): BudgetResult;
+  checkFit(requestJson: string): string;
   readonly heapBytes: number;
   free(): void;
 }
@@ -356,7 +357,7 @@ export interface BudgetResult {
   tools: number;
   percent_used: number;
   percent_left: number;
-  encoding: EncodingName | "estimate";
+  encoding: EncodingName | "estimate" | "custom";
   slots: Array<{ name: string; status: "kept" | "truncated" | "dropped"; tokens: number }>;
 }
 
@@ -369,4 +370,20 @@ export interface ModelInfo {
 }
 
 export function model(name: string): ModelInfo | null;
-export function buildContext(request: BudgetRequest): Promise<BudgetResult>;
+/** A caller-supplied token counter. */
+export type CountTokens = (text: string) => number;
+export function buildContext(request: BudgetRequest, options?: { counter?: CountTokens }): Promise<BudgetResult>;
+
+export interface FitRequest {
+  model?: string;
+  max_tokens?: number;
+  encoding?: EncodingName;
+  reserve_for_output?: number;
+  messages: Array<{ role: string; content: string }>;
+  tools?: JsonValue;
+}
+
+export function fitsContext(
+  request: FitRequest,
+  options?: { counter?: CountTokens },
+): Promise<{ fits: boolean; tokens: number; limit: number; window: number; encoding: EncodingName | "estimate" | "custom" }>;

@@ -6,6 +6,9 @@ import {
   TokenizerCore,
   budgetCounting,
   buildContextEstimated,
+  buildContextWithCounter,
+  checkFitWith,
+  fitCounting,
   modelInfo,
   version as coreVersion,
 } from "./edgemem_wasm.js";
@@ -368,6 +371,11 @@ export class Tokenizer {
     }
   }
 
+  /** Fit check counted with this encoding (JSON text in, used by `fitsContext`). */
+  checkFit(json) {
+    return this.#core.checkFit(json);
+  }
+
   /** Memory held by the rank tables, in bytes. */
   get heapBytes() {
     return this.#core.heapBytes();
@@ -395,8 +403,16 @@ const tokenizers = new Map();
  * publishes no tokenizer. Resolves to `{context, used, left, window,
  * percent_used, percent_left, encoding, slots: [{name, status, tokens}]}`.
  */
-export async function buildContext(request) {
+export async function buildContext(request, { counter } = {}) {
   const json = toJson(request, "request");
+  if (counter !== undefined) {
+    if (typeof counter !== "function") throw invalid("counter", "must be a function (text) => number");
+    try {
+      return JSON.parse(buildContextWithCounter(json, counter));
+    } catch (err) {
+      rethrow(err);
+    }
+  }
   let counting;
   try {
     counting = budgetCounting(json);
@@ -412,6 +428,31 @@ export async function buildContext(request) {
   }
   if (!tokenizers.has(counting)) tokenizers.set(counting, Tokenizer.load(counting));
   return (await tokenizers.get(counting)).buildContext(request);
+}
+
+/**
+ * "Does this request fit?" before calling the model: `{model? | max_tokens?,
+ * reserve_for_output?, messages: [{role, content}], tools?}` → `{fits, tokens,
+ * limit, window, encoding}`, counting OpenAI's chat overhead (3 tokens per
+ * message, 3 to prime the reply). `counter` overrides the counting.
+ */
+export async function fitsContext(request, { counter } = {}) {
+  const json = toJson(request, "request");
+  if (counter !== undefined && typeof counter !== "function") throw invalid("counter", "must be a function (text) => number");
+  let counting;
+  try {
+    counting = counter ? "custom" : fitCounting(json);
+    if (counting === "custom" || counting === "estimate") return JSON.parse(checkFitWith(json, counter));
+  } catch (err) {
+    rethrow(err);
+  }
+  if (!tokenizers.has(counting)) tokenizers.set(counting, Tokenizer.load(counting));
+  const t = await tokenizers.get(counting);
+  try {
+    return JSON.parse(t.checkFit(json));
+  } catch (err) {
+    rethrow(err);
+  }
 }
 
 /** The edgemem version. */

@@ -2,11 +2,13 @@
 // backend) or in the Worker (HTTP backend); these modules only move values
 // between the two backends and the DOM. User content is only ever written
 // with textContent. This module is the Working-memory panel, backend
-// switching and main(); the Ledger panel is in ledger.js.
+// switching and main(); the Ledger panel is in ledger.js, the Context-budget
+// panel in budget.js.
 import { Memory, IndexedDBStore, version } from "edgemem";
 import { DB_NAME, $, ui, state, showStatus, showError, timeElement, setText, setTime, renderStats } from "./page.js";
 import { localBackend, workerBackend } from "./backends.js";
 import { wireLedgerEvents, resetLedger, openLedger } from "./ledger.js";
+import { wireBudget } from "./budget.js";
 
 const KEY_NAMESPACE = "edgemem-demo:namespace";
 const KEY_TOKEN = "edgemem-demo:token";
@@ -267,6 +269,8 @@ async function main() {
   ui.namespace.value = localStorage.getItem(KEY_NAMESPACE) ?? ui.namespace.value;
   ui.token.value = sessionStorage.getItem(KEY_TOKEN) ?? "";
   wireEvents();
+  // The budget panel needs no store: it runs on its own, whatever happens below.
+  const budget = wireBudget();
   try {
     // The same database on every load, so a reload recovers the sessions.
     state.memory = await Memory.open({ store: await IndexedDBStore.open(DB_NAME) });
@@ -276,6 +280,7 @@ async function main() {
     showError(err);
   }
   if (state.memory) await run(switchBackend);
+  await budget;
   document.body.dataset.ready = "true";
 }
 

@@ -6,9 +6,14 @@
 use wasm_bindgen::prelude::*;
 
 use super::to_js_error;
-use crate::api::budget::{model_json, BuildBody};
+use std::cell::RefCell;
+
+use js_sys::Function;
+
+use crate::api::budget::{model_json, BuildBody, FitBody};
 use crate::core::budget::models::Counting;
-use crate::core::budget::Estimator;
+use crate::core::budget::{Counter, Estimator};
+use crate::core::error::Error;
 use crate::core::limits;
 use crate::core::tokenizer::{Encoding, EncodingName, Specials};
 
@@ -17,6 +22,99 @@ fn parse_build(request_json: &str) -> Result<BuildBody, JsValue> {
         return Err(to_js_error(&crate::core::error::Error::too_large("request", request_json.len(), limits::TOKENIZER_INPUT_BYTES_MAX)));
     }
     BuildBody::parse(request_json.as_bytes()).map_err(|e| to_js_error(&e))
+}
+
+/// A counter the caller supplies from JS: `(text) => number`. The first bad
+/// answer (a throw, NaN, a negative or fractional count) is kept and turned
+/// into the call's error. Truncation searches character boundaries.
+struct JsCounter {
+    f: Function,
+    error: RefCell<Option<Error>>,
+}
+
+impl JsCounter {
+    fn fail(&self, detail: String) -> usize {
+        self.error.borrow_mut().get_or_insert(Error::invalid("counter", detail));
+        0
+    }
+
+    fn finish<T>(&self, r: crate::core::error::Result<T>) -> Result<T, JsValue> {
+        if let Some(e) = self.error.borrow_mut().take() {
+            return Err(to_js_error(&e));
+        }
+        r.map_err(|e| to_js_error(&e))
+    }
+}
+
+impl Counter for JsCounter {
+    fn count(&self, text: &str) -> usize {
+        match self.f.call1(&JsValue::NULL, &JsValue::from_str(text)) {
+            Err(e) => self.fail(format!("threw: {e:?}")),
+            Ok(v) => match v.as_f64() {
+                Some(n) if n.is_finite() && n >= 0.0 && n.fract() == 0.0 && n <= limits::TOKENIZER_INPUT_BYTES_MAX as f64 => n as usize,
+                _ => self.fail(format!("returned {v:?}, not a whole number of tokens")),
+            },
+        }
+    }
+
+    fn truncate<'a>(&self, text: &'a str, tokens_max: usize) -> &'a str {
+        if self.count(text) <= tokens_max {
+            return text;
+        }
+        // Largest character boundary whose prefix fits: O(log n) calls.
+        let bounds: Vec<usize> = text.char_indices().map(|(i, _)| i).collect();
+        let (mut lo, mut hi) = (0usize, bounds.len());
+        while lo < hi {
+            let mid = (lo + hi).div_ceil(2);
+            if self.count(&text[..bounds[mid.min(bounds.len() - 1)]]) <= tokens_max && mid < bounds.len() {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        &text[..bounds.get(lo).copied().unwrap_or(0)]
+    }
+}
+
+fn js_counter(f: Function) -> JsCounter {
+    JsCounter { f, error: RefCell::new(None) }
+}
+
+/// Builds a budget with a caller-supplied `(text) => number` counter.
+#[wasm_bindgen(js_name = buildContextWithCounter)]
+pub fn build_context_with_counter(request_json: &str, counter: Function) -> Result<String, JsValue> {
+    let body = parse_build(request_json)?;
+    let c = js_counter(counter);
+    let r = body.build(&c, Counting::Custom).map(|v| v.to_string());
+    c.finish(r)
+}
+
+fn parse_fit(request_json: &str) -> Result<FitBody, JsValue> {
+    if request_json.len() > limits::TOKENIZER_INPUT_BYTES_MAX {
+        return Err(to_js_error(&Error::too_large("request", request_json.len(), limits::TOKENIZER_INPUT_BYTES_MAX)));
+    }
+    FitBody::parse(request_json.as_bytes()).map_err(|e| to_js_error(&e))
+}
+
+/// Which counting a fit check needs: an encoding name, or `estimate`.
+#[wasm_bindgen(js_name = fitCounting)]
+pub fn fit_counting(request_json: &str) -> Result<String, JsValue> {
+    let body = parse_fit(request_json)?;
+    Ok(counting_label(body.counting().map_err(|e| to_js_error(&e))?))
+}
+
+/// "Does this request fit?" with the estimator or a caller's counter.
+#[wasm_bindgen(js_name = checkFitWith)]
+pub fn check_fit_with(request_json: &str, counter: Option<Function>) -> Result<String, JsValue> {
+    let body = parse_fit(request_json)?;
+    match counter {
+        None => body.check(&Estimator, Counting::Estimate).map(|v| v.to_string()).map_err(|e| to_js_error(&e)),
+        Some(f) => {
+            let c = js_counter(f);
+            let r = body.check(&c, Counting::Custom).map(|v| v.to_string());
+            c.finish(r)
+        }
+    }
 }
 
 /// The model table's row for `name` as JSON text (`null` when unknown).
@@ -29,10 +127,14 @@ pub fn model_info(name: &str) -> String {
 #[wasm_bindgen(js_name = budgetCounting)]
 pub fn budget_counting(request_json: &str) -> Result<String, JsValue> {
     let body = parse_build(request_json)?;
-    Ok(match body.counting().map_err(|e| to_js_error(&e))? {
+    Ok(counting_label(body.counting().map_err(|e| to_js_error(&e))?))
+}
+
+fn counting_label(c: Counting) -> String {
+    match c {
         Counting::Exact(e) => e.as_str().to_owned(),
-        Counting::Estimate => "estimate".to_owned(),
-    })
+        Counting::Estimate | Counting::Custom => "estimate".to_owned(),
+    }
 }
 
 /// Builds a budget with the estimator; resolves to the result as JSON text.
@@ -94,6 +196,13 @@ impl TokenizerCore {
         let body = parse_build(request_json)?;
         let counting = Counting::Exact(self.encoding.name());
         body.build(&self.encoding, counting).map(|v| v.to_string()).map_err(|e| to_js_error(&e))
+    }
+
+    /// "Does this request fit?", counted exactly with this encoding.
+    #[wasm_bindgen(js_name = checkFit)]
+    pub fn check_fit(&self, request_json: &str) -> Result<String, JsValue> {
+        let body = parse_fit(request_json)?;
+        body.check(&self.encoding, Counting::Exact(self.encoding.name())).map(|v| v.to_string()).map_err(|e| to_js_error(&e))
     }
 
     /// Memory held by the rank tables, in bytes.

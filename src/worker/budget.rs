@@ -65,7 +65,7 @@ pub async fn route(env: &Env, method: &str, path: &str, body: &[u8]) -> Result<a
                     let enc = encoding(env, name).await?;
                     ok(json!({ "tokens": enc.count(&b.text, Specials::AsText)?, "encoding": name.as_str() }))
                 }
-                Counting::Estimate => ok(json!({ "tokens": estimate_tokens(&b.text), "encoding": "estimate" })),
+                Counting::Estimate | Counting::Custom => ok(json!({ "tokens": estimate_tokens(&b.text), "encoding": "estimate" })),
             }
         }
         ("/v1/budget/build", "POST") => {
@@ -75,7 +75,7 @@ pub async fn route(env: &Env, method: &str, path: &str, body: &[u8]) -> Result<a
                     let enc = encoding(env, name).await?;
                     ok(b.build(enc.as_ref(), Counting::Exact(name))?)
                 }
-                Counting::Estimate => ok(b.build(&Estimator, Counting::Estimate)?),
+                Counting::Estimate | Counting::Custom => ok(b.build(&Estimator, Counting::Estimate)?),
             }
         }
         ("/v1/budget/count" | "/v1/budget/build", other) => Err(Error::MethodNotAllowed { method: other.to_owned() }),

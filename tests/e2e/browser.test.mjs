@@ -452,3 +452,75 @@ test("Ledger, Worker API backend: the same scenario over /v1/ledger", { timeout:
     await page.close();
   }
 });
+
+// ---------------------------------------------------------------------------
+// Context-budget panel
+
+const BUDGET_SCREENSHOT = join(ROOT, "target", "e2e", "budget.png");
+
+/** Waits until the budget panel has settled (no pending or running computation). */
+async function budgetIdle(page) {
+  await page.locator("#budget:not([aria-busy])").waitFor({ state: "attached" });
+}
+
+function budgetLegend(page, status) {
+  return page.locator(`#budget-legend li.legend-item[data-kind="slot"][data-status="${status}"]`);
+}
+
+test("Context budget: truncation and dropping in a small window, typed error, exact counting for gpt-4o", { timeout: TEST_TIMEOUT_MS }, async () => {
+  const { page, problems } = await openPage();
+  try {
+    await load(page);
+    await budgetIdle(page);
+    await page.locator("#budget-status.status-ok").waitFor();
+    assert.equal(await page.locator("#budget-slots li.budget-slot").count(), 5);
+
+    // A 200-token custom window: the high-priority long slot is truncated, low ones dropped.
+    await page.fill("#budget-window", "200");
+    await page.locator('#budget-result[data-window="200"]').waitFor({ state: "attached" });
+    await budgetIdle(page);
+    await page.locator("#budget-status.status-ok").waitFor();
+    assert.ok((await budgetLegend(page, "truncated").count()) >= 1, "at least one slot truncated");
+    assert.ok((await budgetLegend(page, "dropped").count()) >= 1, "at least one slot dropped");
+    assert.ok((await budgetLegend(page, "kept").count()) >= 1, "at least one slot kept");
+    const reserve = Number(await page.inputValue("#budget-reserve"));
+    const used = Number((await page.textContent("#budget-used")).replace(/,/g, ""));
+    assert.ok(used > 0 && used <= 200 - reserve, `used ${used} within 200 - ${reserve}`);
+    assert.equal(await page.textContent("#budget-window-total"), "200");
+    assert.equal(await page.textContent("#budget-encoding"), "estimate");
+    // One bar segment per kept/truncated slot, plus the output reserve.
+    const shown = (await budgetLegend(page, "kept").count()) + (await budgetLegend(page, "truncated").count());
+    assert.equal(await page.locator('#budget-bar .seg[data-kind="slot"]').count(), shown);
+    assert.equal(await page.locator('#budget-bar .seg[data-kind="reserve"]').count(), reserve > 0 ? 1 : 0);
+    await mkdir(join(ROOT, "target", "e2e"), { recursive: true });
+    await page.locator("#budget").screenshot({ path: BUDGET_SCREENSHOT });
+
+    // Priority 11 is refused by the Rust side with a typed error.
+    const priority = page.locator("#budget-slots li.budget-slot").first().locator(".slot-priority");
+    await priority.fill("11");
+    await page.locator('#budget-status.status-error[data-code="invalid_input"]').waitFor();
+    assert.match(await page.textContent("#budget-status"), /^invalid_input: .*priority/);
+    await priority.fill("10");
+    await budgetIdle(page);
+    await page.locator("#budget-status.status-ok").waitFor();
+
+    // Markup in a slot name stays text.
+    await page.locator("#budget-slots li.budget-slot").first().locator(".slot-name").fill("<b>sys</b>");
+    await page.locator("#budget-legend li.legend-item", { hasText: "<b>sys</b>" }).waitFor();
+    assert.equal(await page.locator("#budget b").count(), 0);
+
+    // gpt-4o without a custom window: exact counting, after loading the rank asset.
+    await page.fill("#budget-window", "");
+    await page.selectOption("#budget-model", "gpt-4o");
+    await page.locator('#budget-result[data-encoding="o200k_base"]').waitFor({ state: "attached", timeout: 20_000 });
+    await budgetIdle(page);
+    assert.equal(await page.textContent("#budget-encoding"), "o200k_base");
+    assert.equal(await page.textContent("#budget-window-total"), "128,000");
+    assert.equal(await budgetLegend(page, "dropped").count(), 0);
+    await page.locator("#budget-status.status-ok", { hasText: "o200k_base" }).waitFor();
+
+    assert.deepEqual(problems, []);
+  } finally {
+    await page.close();
+  }
+});

@@ -1,7 +1,7 @@
 // The context budget through the built package.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { buildContext, model, Tokenizer, EdgememError } from "edgemem";
+import { buildContext, fitsContext, model, Tokenizer, EdgememError } from "edgemem";
 
 const words = (n) => Array(n).fill("word").join(" ");
 
@@ -65,4 +65,28 @@ test("bad budgets get typed errors", async () => {
   for (const [req, code] of bad) {
     await assert.rejects(buildContext(req), (e) => e instanceof EdgememError && e.code === code, JSON.stringify(req));
   }
+});
+
+test("a counter supplied from JS, and the fit check", async () => {
+  const words = (t) => (t.match(/\S+/g) ?? []).length; // one token per word
+  const r = await buildContext(
+    { max_tokens: 30, message_overhead_tokens: 0, slots: [{ name: "a", content: "one two three four five six seven eight nine ten ".repeat(5), priority: 9 }] },
+    { counter: words },
+  );
+  assert.equal(r.encoding, "custom");
+  assert.equal(r.slots[0].status, "truncated");
+  assert.equal(words(r.context), 30, "cut at the largest prefix the counter accepts");
+  await assert.rejects(buildContext({ max_tokens: 10, slots: [{ name: "a", content: "x", priority: 1 }] }, { counter: () => NaN }), (e) => e.code === "invalid_input");
+  await assert.rejects(buildContext({ max_tokens: 10, slots: [{ name: "a", content: "x", priority: 1 }] }, { counter: () => { throw new Error("boom"); } }), (e) => e.code === "invalid_input");
+
+  const messages = [{ role: "system", content: "You are terse." }, { role: "user", content: "Hello, world!" }];
+  const fit = await fitsContext({ model: "gpt-4o", messages });
+  // OpenAI chat format: 3 per message + role + content, and 3 for the reply.
+  const t = await Tokenizer.load("o200k_base");
+  const want = 3 + messages.reduce((n, m) => n + 3 + t.count(m.role) + t.count(m.content), 0);
+  assert.deepEqual([fit.fits, fit.tokens, fit.limit, fit.encoding], [true, want, 128_000, "o200k_base"]);
+  const tight = await fitsContext({ max_tokens: want, reserve_for_output: 1, messages, encoding: "o200k_base" });
+  assert.equal(tight.fits, false);
+  assert.equal((await fitsContext({ max_tokens: 100, messages }, { counter: words })).encoding, "custom");
+  await assert.rejects(fitsContext({ messages }), (e) => e.code === "invalid_input");
 });

@@ -13,6 +13,8 @@ pub enum Counting {
     Exact(EncodingName),
     /// The calibrated estimator (see [`super::estimate_tokens`]).
     Estimate,
+    /// A counter the caller supplies (never in the table).
+    Custom,
 }
 
 /// One model's limits.
