@@ -395,6 +395,12 @@ export function model(name) {
 
 const tokenizers = new Map();
 
+/** One load per encoding per process, shared by every budget call. */
+function cachedTokenizer(name) {
+  if (!tokenizers.has(name)) tokenizers.set(name, Tokenizer.load(name));
+  return tokenizers.get(name);
+}
+
 /**
  * Builds a context within a model's window: `{model? | max_tokens?,
  * reserve_for_output?, truncate_at_priority?, slots: [{name, content,
@@ -426,8 +432,7 @@ export async function buildContext(request, { counter } = {}) {
       rethrow(err);
     }
   }
-  if (!tokenizers.has(counting)) tokenizers.set(counting, Tokenizer.load(counting));
-  return (await tokenizers.get(counting)).buildContext(request);
+  return (await cachedTokenizer(counting)).buildContext(request);
 }
 
 /**
@@ -446,8 +451,7 @@ export async function fitsContext(request, { counter } = {}) {
   } catch (err) {
     rethrow(err);
   }
-  if (!tokenizers.has(counting)) tokenizers.set(counting, Tokenizer.load(counting));
-  const t = await tokenizers.get(counting);
+  const t = await cachedTokenizer(counting);
   try {
     return JSON.parse(t.checkFit(json));
   } catch (err) {

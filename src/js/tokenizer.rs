@@ -17,11 +17,16 @@ use crate::core::error::Error;
 use crate::core::limits;
 use crate::core::tokenizer::{Encoding, EncodingName, Specials};
 
-fn parse_build(request_json: &str) -> Result<BuildBody, JsValue> {
+/// Checks a budget or fit request's size, then parses it with `parse`.
+fn parse_request<T>(request_json: &str, parse: fn(&[u8]) -> crate::core::error::Result<T>) -> Result<T, JsValue> {
     if request_json.len() > limits::TOKENIZER_INPUT_BYTES_MAX {
-        return Err(to_js_error(&crate::core::error::Error::too_large("request", request_json.len(), limits::TOKENIZER_INPUT_BYTES_MAX)));
+        return Err(to_js_error(&Error::too_large("request", request_json.len(), limits::TOKENIZER_INPUT_BYTES_MAX)));
     }
-    BuildBody::parse(request_json.as_bytes()).map_err(|e| to_js_error(&e))
+    parse(request_json.as_bytes()).map_err(|e| to_js_error(&e))
+}
+
+fn parse_build(request_json: &str) -> Result<BuildBody, JsValue> {
+    parse_request(request_json, BuildBody::parse)
 }
 
 /// A counter the caller supplies from JS: `(text) => number`. The first bad
@@ -61,18 +66,20 @@ impl Counter for JsCounter {
         if self.count(text) <= tokens_max {
             return text;
         }
-        // Largest character boundary whose prefix fits: O(log n) calls.
+        // Largest character boundary whose prefix fits, by binary search
+        // (O(log n) calls). The whole text is known not to fit, so the search
+        // runs over the boundaries before its end; the empty prefix always fits.
         let bounds: Vec<usize> = text.char_indices().map(|(i, _)| i).collect();
-        let (mut lo, mut hi) = (0usize, bounds.len());
+        let (mut lo, mut hi) = (0usize, bounds.len() - 1);
         while lo < hi {
             let mid = (lo + hi).div_ceil(2);
-            if self.count(&text[..bounds[mid.min(bounds.len() - 1)]]) <= tokens_max && mid < bounds.len() {
+            if self.count(&text[..bounds[mid]]) <= tokens_max {
                 lo = mid;
             } else {
                 hi = mid - 1;
             }
         }
-        &text[..bounds.get(lo).copied().unwrap_or(0)]
+        &text[..bounds[lo]]
     }
 }
 
@@ -90,10 +97,7 @@ pub fn build_context_with_counter(request_json: &str, counter: Function) -> Resu
 }
 
 fn parse_fit(request_json: &str) -> Result<FitBody, JsValue> {
-    if request_json.len() > limits::TOKENIZER_INPUT_BYTES_MAX {
-        return Err(to_js_error(&Error::too_large("request", request_json.len(), limits::TOKENIZER_INPUT_BYTES_MAX)));
-    }
-    FitBody::parse(request_json.as_bytes()).map_err(|e| to_js_error(&e))
+    parse_request(request_json, FitBody::parse)
 }
 
 /// Which counting a fit check needs: an encoding name, or `estimate`.

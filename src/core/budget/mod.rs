@@ -37,8 +37,12 @@ impl Counter for Encoding {
 
     fn truncate<'a>(&self, text: &'a str, tokens_max: usize) -> &'a str {
         let mut ids = Vec::new();
-        if self.encode(text, Specials::AsText, &mut ids).is_err() || ids.len() <= tokens_max {
-            return if ids.len() <= tokens_max { text } else { "" };
+        if self.encode(text, Specials::AsText, &mut ids).is_err() {
+            // Over the input limit (callers bound slots first): keep nothing.
+            return "";
+        }
+        if ids.len() <= tokens_max {
+            return text;
         }
         // Tokens concatenate to the text's bytes, so the bytes of the first k
         // tokens are a prefix of it. Re-tokenizing a prefix can differ at the
