@@ -35,6 +35,13 @@ pub enum Error {
     /// A ledger rule refused the operation (`code` is a transfer result such
     /// as `exceeds_credits` or `pending_transfer_already_posted`). HTTP 422.
     Rejected { code: &'static str, id: String },
+    /// A vector was refused: `code` is `dimension_mismatch` (wrong length
+    /// for the namespace), `non_finite` (a NaN or infinite component) or
+    /// `zero_vector` (all zeros under the cosine metric). HTTP 422.
+    InvalidVector { code: &'static str, detail: String },
+    /// A caller-supplied hook (summarizer, embedder, validator) threw, timed
+    /// out, or returned something unusable. Nothing was changed. HTTP 502.
+    HookFailed { hook: String, reason: String },
     /// Missing or wrong bearer token. HTTP 401.
     Unauthorized,
     /// The route exists but not with this HTTP method. HTTP 405.
@@ -70,6 +77,8 @@ impl Error {
             Error::LimitExceeded { .. } => "limit_exceeded",
             Error::NotFound { .. } => "not_found",
             Error::Conflict { code, .. } | Error::Rejected { code, .. } => code,
+            Error::InvalidVector { code, .. } => code,
+            Error::HookFailed { .. } => "hook_failed",
             Error::Unauthorized => "unauthorized",
             Error::MethodNotAllowed { .. } => "method_not_allowed",
             Error::SnapshotCorrupt { .. } => "snapshot_corrupt",
@@ -119,6 +128,8 @@ impl fmt::Display for Error {
             Error::NotFound { kind, id } => write!(f, "{kind} not found: {id}"),
             Error::Conflict { code, id } => write!(f, "{id}: {}", code.replace('_', " ")),
             Error::Rejected { code, id } => write!(f, "{id}: {}", code.replace('_', " ")),
+            Error::InvalidVector { code, detail } => write!(f, "invalid vector ({}): {detail}", code.replace('_', " ")),
+            Error::HookFailed { hook, reason } => write!(f, "{hook} hook failed: {reason}; nothing was changed"),
             Error::Unauthorized => write!(f, "missing or invalid bearer token"),
             Error::MethodNotAllowed { method } => write!(f, "method {method} is not allowed on this route"),
             Error::SnapshotCorrupt { reason } => write!(f, "snapshot is corrupt: {reason}"),
@@ -148,6 +159,8 @@ mod tests {
             Error::too_large("body", 2, 1),
             Error::LimitExceeded { what: "x".into(), limit: 1 },
             Error::not_found("session", "s"),
+            Error::InvalidVector { code: "dimension_mismatch", detail: String::new() },
+            Error::HookFailed { hook: "summarizer".into(), reason: String::new() },
             Error::Unauthorized,
             Error::MethodNotAllowed { method: "PATCH".into() },
             Error::SnapshotCorrupt { reason: String::new() },

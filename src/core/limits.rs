@@ -104,3 +104,11 @@ pub const SLOT_PRIORITY_MAX: u8 = 10;
 pub const SLOTS_MAX: usize = 1_000;
 /// Per-message overhead a caller may configure.
 pub const MESSAGE_OVERHEAD_TOKENS_MAX: usize = 64;
+
+// ---- Conversation history, tool cache, agent configuration (history issue) ----
+
+// ---- Vector index (long-term memory issue) ----
+
+// ---- Long-term memory records, BM25, filters, embedder (long-term memory issue) ----
+
+// ---- Episodic log (long-term memory issue) ----

@@ -7,14 +7,18 @@
 pub mod budget;
 pub mod codec;
 pub mod engine;
+pub mod episodes;
 pub mod error;
+pub mod history;
 pub mod ids;
 pub mod ledger;
 pub mod limits;
+pub mod ltm;
 pub mod migrate;
 pub mod session;
 pub mod time;
 pub mod tokenizer;
+pub mod vector;
 
 pub use engine::{Applied, Engine, LogEntry, Op, SessionPage};
 pub use error::{Error, Result};

@@ -1,0 +1,1 @@
+//! The episodic log: agent events with a per-agent cap and a TTL.

@@ -1,0 +1,1 @@
+//! Conversation history: compaction plans, the extractive summarizer, the tool-result cache, agent configuration and prompt assembly.

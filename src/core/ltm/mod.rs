@@ -1,0 +1,1 @@
+//! Long-term memory retrieval primitives: text analysis, BM25, the offline embedder, filters and fusion.

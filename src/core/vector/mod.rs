@@ -1,0 +1,1 @@
+//! The vector index: a mutable flat segment plus immutable HNSW segments (see ARCHITECTURE.md).
