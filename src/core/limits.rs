@@ -106,9 +106,135 @@ pub const SLOTS_MAX: usize = 1_000;
 pub const MESSAGE_OVERHEAD_TOKENS_MAX: usize = 64;
 
 // ---- Conversation history, tool cache, agent configuration (history issue) ----
+/// Smallest window a compacting history may be configured for.
+pub const HISTORY_WINDOW_TOKENS_MIN: usize = 64;
+/// Ceiling of the default `summary_tokens_max` (a tenth of the window).
+pub const SUMMARY_TOKENS_DEFAULT_MAX: usize = 2_048;
+/// Sentences the extractive summarizer weighs in one call.
+pub const SUMMARY_SENTENCES_MAX: usize = 4_096;
+/// Bytes of one turn the extractive summarizer reads (its opening).
+pub const SUMMARY_TURN_BYTES_MAX: usize = 4_096;
+/// Compacted turns kept per session for later queries. A compaction that
+/// would pass it is refused, leaving the history intact.
+pub const ARCHIVED_MESSAGES_MAX: usize = 100_000;
+/// Page size when reading archived turns.
+pub const ARCHIVE_PAGE_LIMIT_MAX: usize = 1_000;
+/// How long the summarizer hook may take before the history is left as is.
+pub const SUMMARIZER_TIMEOUT_MS_DEFAULT: u64 = 30_000;
+/// Longest summarizer timeout a caller may set.
+pub const SUMMARIZER_TIMEOUT_MS_MAX: u64 = 300_000;
+/// Entries of one session's tool-result cache.
+pub const TOOL_CACHE_ENTRIES_MAX: usize = 1_000;
+/// Serialized bytes of one cached tool result.
+pub const TOOL_RESULT_BYTES_MAX: usize = 64 * 1024;
+/// Canonical bytes of one tool call's arguments.
+pub const TOOL_ARGS_BYTES_MAX: usize = 16 * 1024;
+/// A tool name (models allow 64).
+pub const TOOL_NAME_BYTES_MAX: usize = 64;
+/// Longest life of a cached tool result: one day.
+pub const TOOL_CACHE_TTL_SECONDS_MAX: u64 = 24 * 3600;
+/// TTL of a cached tool result when none is configured for the tool.
+pub const TOOL_CACHE_TTL_SECONDS_DEFAULT: u64 = 300;
+/// Tools with their own TTL.
+pub const TOOL_TTLS_MAX: usize = 256;
+/// Agents with configuration state in one tenant.
+pub const AGENTS_MAX: usize = 10_000;
+/// One system prompt version.
+pub const PROMPT_BYTES_MAX: usize = 64 * 1024;
+/// A prompt version's note.
+pub const PROMPT_NOTE_BYTES_MAX: usize = 1_024;
+/// Prompt versions kept per agent (the oldest inactive one is pruned).
+pub const PROMPT_VERSIONS_MAX: usize = 100;
+/// One context patch.
+pub const PATCH_BYTES_MAX: usize = 16 * 1024;
+/// Patches per agent.
+pub const PATCHES_MAX: usize = 100;
+/// A patch-removal glob.
+pub const GLOB_BYTES_MAX: usize = 1_024;
+/// Names in a tool allow-list.
+pub const TOOLS_ALLOWED_MAX: usize = 256;
+/// Recalled memories given to one prompt assembly.
+pub const PROMPT_MEMORIES_MAX: usize = 100;
+/// Texts shorter than this are counted directly rather than memoized.
+pub const COUNT_CACHE_TEXT_BYTES_MIN: usize = 32;
+/// Counts memoized per encoding before the memo starts over.
+pub const COUNT_CACHE_ENTRIES_MAX: usize = 200_000;
 
 // ---- Vector index (long-term memory issue) ----
 
+/// Components of one vector (the widest common embedding is 3,072).
+pub const VECTOR_DIM_MAX: usize = 4096;
+/// Live points in one vector index.
+pub const VECTOR_POINTS_MAX: usize = 1_000_000;
+/// Stored rows, live plus tombstoned, in one index: past this, adds are
+/// refused until a compaction drops tombstones.
+pub const VECTOR_ROWS_MAX: usize = 2 * VECTOR_POINTS_MAX;
+/// Points in one add call.
+pub const VECTOR_BATCH_POINTS_MAX: usize = 100_000;
+/// Largest magnitude of one component: keeps every dot product of two
+/// vectors finite in f32 (4096 × (1e15)² < f32::MAX).
+pub const VECTOR_COMPONENT_ABS_MAX: f32 = 1e15;
+/// Results of one search (Agent Memory Server caps `limit` at 100).
+pub const VECTOR_K_MAX: usize = 100;
+/// Beam width of one HNSW search, and of graph construction.
+pub const VECTOR_EF_MAX: usize = 1000;
+/// Default beam width of an HNSW search: recall@10 ≈ 0.99 on the rustdocs
+/// set (MiniLM-384), see `examples/vector_probe.rs`.
+pub const VECTOR_EF_SEARCH_DEFAULT: usize = 64;
+/// Default beam width while building a graph.
+pub const VECTOR_EF_CONSTRUCTION_DEFAULT: usize = 100;
+/// Links kept per node on layer 0 (instant-distance keeps at most 2·M = 64).
+pub const VECTOR_LINKS_MAX: usize = 64;
+/// Default layer-0 links kept per node.
+pub const VECTOR_LINKS_DEFAULT: usize = 32;
+/// Default size at which the flat segment is sealed into an HNSW segment:
+/// below it an exact SIMD scan is as fast as a graph search (measured).
+pub const VECTOR_SEAL_POINTS_DEFAULT: usize = 4096;
+/// Smallest configurable seal size.
+pub const VECTOR_SEAL_POINTS_MIN: usize = 64;
+/// Rows of one sealed segment: one graph build, the unit of compaction
+/// work, is never larger.
+pub const VECTOR_SEGMENT_POINTS_MAX: usize = 65_536;
+/// A key subset this small is answered exactly by scanning its rows.
+pub const VECTOR_FILTER_EXACT_KEYS_MAX: usize = 8192;
+/// Distance computations one filtered graph search may spend, per unit of
+/// `ef`, before it gives up and the query falls back to an exact scan.
+pub const VECTOR_FILTER_VISITS_PER_EF: usize = 64;
+/// Candidates kept per result when int8 scores are re-ranked.
+pub const VECTOR_RERANK_OVERSAMPLE: usize = 4;
+/// A sealed segment whose tombstones reach this percentage of its rows is
+/// rebuilt by compaction.
+pub const VECTOR_TOMBSTONE_PERCENT_MAX: usize = 30;
+
 // ---- Long-term memory records, BM25, filters, embedder (long-term memory issue) ----
+
+/// A memory record's text. Equal to a message's content, since AMS promotes
+/// whole messages to `message` memories.
+pub const MEMORY_TEXT_BYTES_MAX: usize = MESSAGE_CONTENT_BYTES_MAX;
+/// Topics, and separately entities, on one memory record.
+pub const MEMORY_TAGS_MAX: usize = 64;
+/// One topic, entity or `extracted_from` message id.
+pub const MEMORY_TAG_BYTES_MAX: usize = 256;
+/// Message ids in a record's `extracted_from`.
+pub const MEMORY_EXTRACTED_FROM_MAX: usize = 1_000;
+/// A record's `metadata` and `extraction_strategy_config` objects, each,
+/// serialized.
+pub const MEMORY_METADATA_BYTES_MAX: usize = 16 * 1024;
+/// A record's `extraction_strategy` name.
+pub const MEMORY_STRATEGY_BYTES_MAX: usize = 64;
+/// A search query's text.
+pub const QUERY_TEXT_BYTES_MAX: usize = 16 * 1024;
+/// Distinct terms of a keyword query that are scored; later ones are ignored.
+pub const QUERY_TERMS_MAX: usize = 256;
+/// Documents in one keyword index (slots are `u32`).
+pub const BM25_DOCS_MAX: usize = 10_000_000;
+/// Results one keyword search may return.
+pub const KEYWORD_RESULTS_MAX: usize = 10_000;
+/// BM25 term-frequency saturation, Lucene's default.
+pub const BM25_K1_DEFAULT: f32 = 1.2;
+/// BM25 length normalization, Lucene's default.
+pub const BM25_B_DEFAULT: f32 = 0.75;
+/// Largest `k1` accepted (past about 3 BM25 is plain TF-IDF).
+pub const BM25_K1_MAX: f32 = 10.0;
 
 // ---- Episodic log (long-term memory issue) ----

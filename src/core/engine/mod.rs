@@ -1,0 +1,315 @@
+//! The deterministic state machine at the heart of edgemem.
+//!
+//! Every mutation is an [`Op`], applied with [`Engine::apply`] and the time
+//! passed in. Given the same ops and times in the same order, two engines
+//! reach the same state: that is what makes "snapshot + replay of the log"
+//! a correct recovery. `apply` validates everything before it changes
+//! anything, so an op that fails leaves the state exactly as it was.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+use crate::core::codec::{self, SCHEMA_VERSION};
+use crate::core::error::{Error, Result};
+use crate::core::ledger::{Ledger, LedgerApplied, LedgerOp, LedgerSnapshot};
+use crate::core::limits;
+use crate::core::migrate;
+use crate::core::session::{validate_id, validate_messages, Message, Session};
+use crate::core::time::Millis;
+
+mod history;
+
+pub use history::{HistoryApplied, HistoryOp, HistoryState};
+
+/// A mutation. Ops are logged before they are acknowledged and replayed on
+/// recovery, so every field an op needs (ids, contents) is resolved before
+/// the op is built; only the time comes from `apply`'s `now`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Op {
+    /// Create or replace a whole session. `created_at` is kept from an
+    /// existing session; `updated_at` and `expires_at` come from `now`.
+    SessionPut { session: Session },
+    /// Create a session unless a live one exists (get-or-create without a
+    /// race: the check and the write are one op).
+    SessionCreate { session: Session },
+    /// Append turns to an existing, unexpired session.
+    SessionAppend { session_id: String, messages: Vec<Message> },
+    /// Delete a session; deleting a missing session is `NotFound`.
+    SessionDelete { session_id: String },
+    /// Remove every session whose TTL ran out at `now`.
+    SessionsExpire,
+    /// A ledger mutation.
+    Ledger(LedgerOp),
+    /// Compaction, the tool-result cache, agent configuration.
+    History(HistoryOp),
+}
+
+/// What an applied op did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Applied {
+    Session(Session),
+    /// `SessionCreate` found a live session and changed nothing.
+    Existing(Session),
+    Deleted { session_id: String },
+    Expired { session_ids: Vec<String> },
+    Ledger(LedgerApplied),
+    History(HistoryApplied),
+}
+
+/// One page of the session list, sorted by session id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionPage {
+    pub sessions: Vec<String>,
+    pub total: usize,
+}
+
+/// A log record's body: the op and the time it was applied at.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LogEntry {
+    pub now_ms: Millis,
+    pub op: Op,
+}
+
+/// The body of a schema-v1 snapshot.
+#[derive(Serialize, Deserialize)]
+struct SnapshotV1 {
+    last_seq: u64,
+    sessions: Vec<Session>,
+    /// Added within schema v1: absent in older v1 snapshots, which load
+    /// with an empty ledger.
+    #[serde(default)]
+    ledger: LedgerSnapshot,
+    /// Added within schema v1 (history issue), default empty.
+    #[serde(default)]
+    history: HistoryState,
+}
+
+/// The in-memory state of one tenant.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Engine {
+    sessions: BTreeMap<String, Session>,
+    /// (expires_at, session_id) for sessions with a TTL: the next expiry is
+    /// the first element, and a sweep walks only what has expired.
+    expiry: BTreeSet<(Millis, String)>,
+    /// Sequence number of the last op applied (0 = none).
+    last_seq: u64,
+    ledger: Ledger,
+    history: HistoryState,
+}
+
+impl Engine {
+    /// An empty engine.
+    pub fn new() -> Engine {
+        Engine::default()
+    }
+
+    /// Sequence number of the last op applied.
+    pub fn last_seq(&self) -> u64 {
+        self.last_seq
+    }
+
+    /// Applies `op` at time `now`. On error nothing has changed.
+    pub fn apply(&mut self, op: &Op, now: Millis) -> Result<Applied> {
+        let applied = match op {
+            Op::SessionPut { session } => {
+                session.validate()?;
+                if !self.sessions.contains_key(&session.session_id) && self.sessions.len() >= limits::SESSIONS_MAX {
+                    return Err(Error::LimitExceeded { what: "sessions".into(), limit: limits::SESSIONS_MAX as u64 });
+                }
+                let mut next = session.clone();
+                if let Some(prev) = self.sessions.get(&session.session_id).filter(|s| !s.is_expired(now)) {
+                    next.created_at = prev.created_at;
+                } else {
+                    next.created_at = now;
+                }
+                next.touch(now);
+                self.insert(next.clone());
+                Applied::Session(next)
+            }
+            Op::SessionCreate { session } => {
+                if let Some(existing) = self.live(&session.session_id, now) {
+                    let existing = existing.clone();
+                    self.last_seq += 1;
+                    return Ok(Applied::Existing(existing));
+                }
+                return self.apply(&Op::SessionPut { session: session.clone() }, now);
+            }
+            Op::SessionAppend { session_id, messages } => {
+                validate_id("session_id", session_id)?;
+                if messages.len() > limits::APPEND_MESSAGES_MAX {
+                    return Err(Error::LimitExceeded { what: "messages in one append".into(), limit: limits::APPEND_MESSAGES_MAX as u64 });
+                }
+                let prev = self.live(session_id, now).ok_or_else(|| Error::not_found("session", session_id))?;
+                if prev.messages.len() + messages.len() > limits::SESSION_MESSAGES_MAX {
+                    return Err(Error::LimitExceeded { what: "messages in a session".into(), limit: limits::SESSION_MESSAGES_MAX as u64 });
+                }
+                let mut next = prev.clone();
+                next.messages.extend(messages.iter().cloned());
+                validate_messages(&next.messages)?;
+                next.touch(now);
+                self.insert(next.clone());
+                Applied::Session(next)
+            }
+            Op::SessionDelete { session_id } => {
+                if self.live(session_id, now).is_none() {
+                    return Err(Error::not_found("session", session_id));
+                }
+                self.remove(session_id);
+                Applied::Deleted { session_id: session_id.clone() }
+            }
+            Op::Ledger(op) => Applied::Ledger(self.ledger.apply(op, now)?),
+            Op::History(op) => Applied::History(self.apply_history(op, now)?),
+            Op::SessionsExpire => {
+                let due: Vec<(Millis, String)> = self.expiry.iter().take_while(|(at, _)| *at <= now).cloned().collect();
+                let mut session_ids = Vec::with_capacity(due.len());
+                for (_, id) in due {
+                    self.remove(&id);
+                    session_ids.push(id);
+                }
+                self.history.sweep_tool_caches(now);
+                Applied::Expired { session_ids }
+            }
+        };
+        self.last_seq += 1;
+        Ok(applied)
+    }
+
+    fn insert(&mut self, session: Session) {
+        // A replaced session keeps its archive and tool cache.
+        self.unindex(&session.session_id);
+        if let Some(at) = session.expires_at {
+            self.expiry.insert((at, session.session_id.clone()));
+        }
+        self.sessions.insert(session.session_id.clone(), session);
+    }
+
+    /// Deletes a session with its archive and tool cache.
+    fn remove(&mut self, session_id: &str) {
+        self.history.forget_session(session_id);
+        self.unindex(session_id);
+    }
+
+    fn unindex(&mut self, session_id: &str) {
+        if let Some(old) = self.sessions.remove(session_id) {
+            if let Some(at) = old.expires_at {
+                self.expiry.remove(&(at, old.session_id));
+            }
+        }
+    }
+
+    fn live(&self, session_id: &str, now: Millis) -> Option<&Session> {
+        self.sessions.get(session_id).filter(|s| !s.is_expired(now))
+    }
+
+    /// The session, unless it is missing or its TTL ran out at `now` (an
+    /// expired session is invisible even before a sweep removes it).
+    pub fn session(&self, session_id: &str, now: Millis) -> Option<&Session> {
+        self.live(session_id, now)
+    }
+
+    /// Live sessions sorted by id, optionally only those of `user_id`.
+    pub fn list_sessions(&self, now: Millis, user_id: Option<&str>, offset: usize, limit: usize) -> SessionPage {
+        let limit = limit.min(limits::SESSION_LIST_LIMIT_MAX);
+        let matching = self
+            .sessions
+            .values()
+            .filter(|s| !s.is_expired(now))
+            .filter(|s| user_id.is_none() || s.user_id.as_deref() == user_id);
+        let mut total = 0;
+        let mut sessions = Vec::with_capacity(limit);
+        for s in matching {
+            if total >= offset && sessions.len() < limit {
+                sessions.push(s.session_id.clone());
+            }
+            total += 1;
+        }
+        SessionPage { sessions, total }
+    }
+
+    /// When the next session TTL or pending-transfer timeout runs out, for
+    /// scheduling a sweep (a Durable Object alarm, a timer).
+    pub fn next_expiry(&self) -> Option<Millis> {
+        let sessions = self.expiry.first().map(|(at, _)| *at);
+        match (sessions, self.ledger.next_expiry()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Whether a session TTL has run out at `now` and awaits a sweep.
+    pub fn sessions_due(&self, now: Millis) -> bool {
+        self.expiry.first().is_some_and(|(at, _)| *at <= now)
+    }
+
+    /// The tenant's ledger, for queries.
+    pub fn ledger(&self) -> &Ledger {
+        &self.ledger
+    }
+
+    /// Number of sessions held, expired or not.
+    pub fn session_count(&self) -> usize {
+        self.sessions.len()
+    }
+
+    /// Serializes the whole state as a snapshot envelope (header + body).
+    pub fn encode_snapshot(&self) -> Result<Vec<u8>> {
+        let body = SnapshotV1 {
+            last_seq: self.last_seq,
+            sessions: self.sessions.values().cloned().collect(),
+            ledger: self.ledger.to_snapshot(),
+            history: self.history.clone(),
+        };
+        let bytes = rmp_serde::to_vec_named(&body).map_err(|e| Error::Internal { detail: format!("encode snapshot: {e}") })?;
+        if bytes.len() > limits::SNAPSHOT_BYTES_MAX {
+            return Err(Error::too_large("snapshot", bytes.len(), limits::SNAPSHOT_BYTES_MAX));
+        }
+        Ok(codec::encode_snapshot(SCHEMA_VERSION, &bytes))
+    }
+
+    /// Rebuilds an engine from a snapshot envelope, migrating older schemas
+    /// and refusing newer ones. Every session is validated again.
+    pub fn decode_snapshot(bytes: &[u8]) -> Result<Engine> {
+        let (schema, body) = codec::decode_snapshot(bytes)?;
+        let v1: SnapshotV1 = match schema {
+            SCHEMA_VERSION => rmp_serde::from_slice(body).map_err(|e| Error::SnapshotCorrupt { reason: format!("body: {e}") })?,
+            older => {
+                let (last_seq, sessions) = migrate::snapshot_to_current(older, body)?;
+                SnapshotV1 { last_seq, sessions, ledger: LedgerSnapshot::default(), history: HistoryState::default() }
+            }
+        };
+        if v1.sessions.len() > limits::SESSIONS_MAX {
+            return Err(Error::SnapshotCorrupt { reason: "more sessions than the limit".into() });
+        }
+        let ledger = Ledger::from_snapshot(v1.ledger)?;
+        let mut engine = Engine { last_seq: v1.last_seq, ledger, ..Engine::default() };
+        for s in v1.sessions {
+            s.validate().map_err(|e| Error::SnapshotCorrupt { reason: format!("session {:?}: {e}", s.session_id) })?;
+            if engine.sessions.contains_key(&s.session_id) {
+                return Err(Error::SnapshotCorrupt { reason: format!("duplicate session {:?}", s.session_id) });
+            }
+            engine.insert(s);
+        }
+        v1.history.validate(&engine.sessions).map_err(|e| Error::SnapshotCorrupt { reason: format!("history: {e}") })?;
+        engine.history = v1.history;
+        Ok(engine)
+    }
+}
+
+/// Encodes a log record for sequence `seq`.
+pub fn encode_log_entry(seq: u64, entry: &LogEntry) -> Result<Vec<u8>> {
+    let body = rmp_serde::to_vec_named(entry).map_err(|e| Error::Internal { detail: format!("encode op: {e}") })?;
+    codec::encode_log_record(SCHEMA_VERSION, seq, &body)
+}
+
+/// Decodes the log record stored under `seq`, migrating older schemas.
+pub fn decode_log_entry(seq: u64, bytes: &[u8]) -> Result<LogEntry> {
+    let (schema, body) = codec::decode_log_record(seq, bytes)?;
+    match schema {
+        SCHEMA_VERSION => rmp_serde::from_slice(body).map_err(|e| Error::LogCorrupt { seq, reason: format!("body: {e}") }),
+        older => migrate::log_entry_to_current(older, seq, body),
+    }
+}
+
+#[cfg(test)]
+mod tests;

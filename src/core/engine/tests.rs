@@ -1,0 +1,150 @@
+//! Engine tests: ops, failures, TTL, snapshots and log records.
+
+use super::*;
+
+fn session(id: &str, ttl: Option<u64>) -> Session {
+    Session { ttl_seconds: ttl, ..Session::new(id.into(), 0) }
+}
+
+fn msg(id: &str, content: &str) -> Message {
+    Message { id: id.into(), role: "user".into(), content: content.into(), created_at: 5, persisted_at: None }
+}
+
+#[test]
+fn put_append_get_delete() {
+    let mut e = Engine::new();
+    e.apply(&Op::SessionPut { session: session("a", None) }, 100).unwrap();
+    let Applied::Session(s) = e.apply(&Op::SessionAppend { session_id: "a".into(), messages: vec![msg("m1", "hi")] }, 200).unwrap() else {
+        panic!("expected a session")
+    };
+    assert_eq!((s.created_at, s.updated_at, s.messages.len()), (100, 200, 1));
+    assert_eq!(e.session("a", 300).unwrap().messages[0].content, "hi");
+    e.apply(&Op::SessionDelete { session_id: "a".into() }, 400).unwrap();
+    assert!(e.session("a", 400).is_none());
+    assert_eq!(e.last_seq(), 3);
+}
+
+#[test]
+fn failed_ops_change_nothing() {
+    let mut e = Engine::new();
+    e.apply(&Op::SessionPut { session: session("a", None) }, 1).unwrap();
+    e.apply(&Op::SessionAppend { session_id: "a".into(), messages: vec![msg("m1", "x")] }, 2).unwrap();
+    let before = e.clone();
+    let bad = [
+        Op::SessionAppend { session_id: "missing".into(), messages: vec![] },
+        Op::SessionAppend { session_id: "a".into(), messages: vec![msg("m1", "duplicate id")] },
+        Op::SessionDelete { session_id: "missing".into() },
+        Op::SessionPut { session: session("", None) },
+    ];
+    for op in bad {
+        assert!(e.apply(&op, 3).is_err());
+        assert_eq!(e, before, "{op:?} changed the state");
+    }
+}
+
+#[test]
+fn create_is_get_or_create() {
+    let mut e = Engine::new();
+    let mut s = session("c", None);
+    s.context = Some("first".into());
+    assert!(matches!(e.apply(&Op::SessionCreate { session: s.clone() }, 1).unwrap(), Applied::Session(_)));
+    s.context = Some("second".into());
+    let Applied::Existing(got) = e.apply(&Op::SessionCreate { session: s }, 2).unwrap() else { panic!() };
+    assert_eq!(got.context.as_deref(), Some("first"));
+    assert_eq!(e.last_seq(), 2, "a no-op create still takes a sequence number, so replay stays aligned");
+}
+
+#[test]
+fn ttl_hides_then_sweeps() {
+    let mut e = Engine::new();
+    e.apply(&Op::SessionPut { session: session("t", Some(10)) }, 1_000).unwrap();
+    e.apply(&Op::SessionPut { session: session("d", None) }, 1_000).unwrap();
+    assert_eq!(e.next_expiry(), Some(11_000));
+    assert!(e.session("t", 10_999).is_some());
+    assert!(e.session("t", 11_000).is_none());
+    assert_eq!(e.list_sessions(11_000, None, 0, 10).sessions, vec!["d"]);
+    // A write refreshes the TTL.
+    let mut e2 = e.clone();
+    e2.apply(&Op::SessionAppend { session_id: "t".into(), messages: vec![msg("m", "x")] }, 5_000).unwrap();
+    assert_eq!(e2.next_expiry(), Some(15_000));
+    let Applied::Expired { session_ids } = e.apply(&Op::SessionsExpire, 11_000).unwrap() else { panic!() };
+    assert_eq!(session_ids, vec!["t"]);
+    assert_eq!((e.session_count(), e.next_expiry()), (1, None));
+}
+
+#[test]
+fn list_pages_and_filters() {
+    let mut e = Engine::new();
+    for i in 0..25 {
+        let mut s = session(&format!("s{i:02}"), None);
+        s.user_id = Some(if i % 2 == 0 { "even" } else { "odd" }.into());
+        e.apply(&Op::SessionPut { session: s }, 1).unwrap();
+    }
+    let p = e.list_sessions(2, None, 20, 10);
+    assert_eq!((p.sessions.len(), p.total, p.sessions[0].as_str()), (5, 25, "s20"));
+    let p = e.list_sessions(2, Some("odd"), 0, 100);
+    assert_eq!((p.sessions.len(), p.total), (12, 12));
+    assert_eq!(e.list_sessions(2, None, 0, 1_000_000).sessions.len(), 25);
+}
+
+#[test]
+fn snapshot_round_trip_is_exact() {
+    let mut e = Engine::new();
+    let mut s = session("a", Some(60));
+    s.data = Some(serde_json::json!({"cart": [1, 2.5, "x"], "n": {"deep": true}}).as_object().unwrap().clone());
+    s.context = Some("summary".into());
+    e.apply(&Op::SessionPut { session: s }, 7).unwrap();
+    e.apply(&Op::SessionAppend { session_id: "a".into(), messages: vec![msg("m", "héllo 🌍")] }, 8).unwrap();
+    let back = Engine::decode_snapshot(&e.encode_snapshot().unwrap()).unwrap();
+    assert_eq!(back, e);
+}
+
+#[test]
+fn ledger_ops_round_trip_through_snapshot_and_log() {
+    use crate::core::ledger::{LedgerOp, TransferRequest};
+    let mut e = Engine::new();
+    let ops = [
+        LedgerOp::CreateAsset { code: "USDC".into(), scale: 6 },
+        LedgerOp::CreateAccount { id: "a".into(), asset: "USDC".into(), flags: Default::default(), max_transfer: None },
+        LedgerOp::CreateAccount { id: "b".into(), asset: "USDC".into(), flags: Default::default(), max_transfer: Some("50".into()) },
+        LedgerOp::CreateTransfers {
+            transfers: vec![TransferRequest {
+                id: "t".into(),
+                debit_account: "a".into(),
+                credit_account: "b".into(),
+                // Past u64 in minor units: exercises u128 in MessagePack.
+                amount: "99999999999999999999.5".into(),
+                pending: true,
+                timeout_seconds: Some(60),
+                linked: false,
+                metadata: serde_json::json!({"memo": "escrow"}).as_object().cloned(),
+            }],
+        },
+    ];
+    for (i, op) in ops.iter().enumerate() {
+        let op = Op::Ledger(op.clone());
+        let entry = LogEntry { now_ms: i as u64, op: op.clone() };
+        assert_eq!(decode_log_entry(1, &encode_log_entry(1, &entry).unwrap()).unwrap(), entry);
+        e.apply(&op, i as u64).unwrap();
+    }
+    assert_eq!(e.ledger().account("b").unwrap().credits_pending, 99_999_999_999_999_999_999_500_000);
+    assert_eq!(e.next_expiry(), Some(3 + 60_000));
+    let back = Engine::decode_snapshot(&e.encode_snapshot().unwrap()).unwrap();
+    assert_eq!(back, e);
+    let before = e.clone();
+    let bad = Op::Ledger(LedgerOp::Post { id: "t".into(), amount: Some("1.0000001".into()) });
+    assert_eq!(e.apply(&bad, 10).unwrap_err().code(), "invalid_input");
+    let bad = Op::Ledger(LedgerOp::Void { id: "missing".into() });
+    assert_eq!(e.apply(&bad, 10).unwrap_err().code(), "not_found");
+    assert_eq!(e, before);
+    e.apply(&Op::Ledger(LedgerOp::Void { id: "t".into() }), 11).unwrap();
+    let again = e.apply(&Op::Ledger(LedgerOp::Void { id: "t".into() }), 12).unwrap_err();
+    assert_eq!(again.code(), "pending_transfer_already_voided");
+}
+
+#[test]
+fn log_entry_round_trip() {
+    let entry = LogEntry { now_ms: 9, op: Op::SessionAppend { session_id: "a".into(), messages: vec![msg("m", "x")] } };
+    let rec = encode_log_entry(4, &entry).unwrap();
+    assert_eq!(decode_log_entry(4, &rec).unwrap(), entry);
+}
