@@ -6,8 +6,12 @@
 //! knows about the Workers runtime, so every route is tested natively on the
 //! in-memory backend; `src/worker` only moves bytes in and out.
 
+pub mod agents;
 pub mod budget;
+pub mod history;
 pub mod ledger;
+pub mod services;
+pub mod tools;
 pub mod working_memory;
 
 use serde::de::DeserializeOwned;
@@ -16,7 +20,7 @@ use serde_json::{json, Value};
 use crate::core::engine::{Applied, Op};
 use crate::core::error::{Error, Result};
 use crate::core::limits;
-use crate::core::session::validate_id;
+use crate::core::session::{validate_id, Session};
 use crate::core::time::Millis;
 use crate::store::{Backend, Store};
 
@@ -83,6 +87,8 @@ pub struct Ctx<'a> {
     pub namespace: Option<&'a str>,
     /// The request-body cap in force.
     pub body_bytes_max: usize,
+    /// Encodings and the summarizer hook.
+    pub services: &'a dyn services::Services,
 }
 
 /// Splits `path?query` and decodes the query.
@@ -196,12 +202,42 @@ async fn route<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut Ctx<'_
         (["working-memory", ""], "GET") => list_sessions_route(store, req, ctx).await,
         (["working-memory", id], _) if !id.is_empty() => match method {
             "GET" => get_session_route(store, req, ctx, id).await,
-            "PUT" => put_session(store, ctx, id, req.body).await.map(Response::ok),
+            "PUT" => {
+                let window = history::Window::from_query(req)?;
+                let session = put_session_raw(store, ctx, id, req.body).await?;
+                history::after_write(store, ctx.services, &window, session, true, ctx.now).await.map(Response::ok)
+            }
             // AMS answers 200 whether or not the session existed.
             "DELETE" => delete_session(store, ctx.now, id).await.map(|_| Response::ok(json!({ "status": "ok" }))),
             other => Err(Error::MethodNotAllowed { method: other.to_owned() }),
         },
         (["working-memory", id, "messages"], "POST") => append_messages(store, ctx, id, req.body).await.map(Response::ok),
+        (["working-memory", id, "compact"], "POST") => history::compact_route(store, ctx.services, id, req.body, ctx.now).await.map(Response::ok),
+        (["working-memory", id, "archive"], "GET") => history::archive_route(store, req, id, ctx.now).await.map(Response::ok),
+        (["working-memory", id, "tool-cache"], _) => agents::tool_cache_route(store, req, id, ctx.now).await.map(Response::ok),
+        (["tool-ttls"], _) => agents::tool_ttls_route(store, req, ctx.now).await.map(Response::ok),
+        (["agents", agent, rest @ ..], _) => agents::route(store, req, ctx.now, ctx.random, agent, rest).await.map(Response::ok),
+        (["prompt"], "POST") => history::prompt_route(store, ctx.services, req.body, ctx.now).await.map(Response::ok),
+        (["memory", "prompt"], "POST") => {
+            let body: history::MemoryPromptBody = parse_json(req.body)?;
+            if body.long_term_search.as_ref().is_some_and(|v| !v.is_null() && *v != Value::Bool(false)) {
+                return Err(Error::invalid("long_term_search", "long-term memory is not available in this build"));
+            }
+            history::memory_prompt(store, ctx.services, &body, Vec::new(), ctx.now).await.map(Response::ok)
+        }
+        (["tools", "schemas"], "GET") => {
+            let agent = req.param("agent_id").map(str::to_owned);
+            let config = match &agent {
+                Some(a) => store.read(|e| e.agent(a).cloned()).await?,
+                None => None,
+            };
+            tools::schemas(req.param("format").unwrap_or("openai"), |name| config.as_ref().is_none_or(|c| c.tool_allowed(name))).map(Response::ok)
+        }
+        (["tools", "call"], "POST") => {
+            let call: tools::Call = parse_json(req.body)?;
+            tools::resolve(store, call, ctx.now, ctx.random).await.map(|v| Response::ok(json!({ "result": v })))
+        }
+        (["prompt"] | ["memory", "prompt"] | ["tools", "call"] | ["tools", "schemas"] | ["working-memory", _, _], other) => Err(Error::MethodNotAllowed { method: other.to_owned() }),
         (["health"] | ["stats"] | ["working-memory", ..], other) => Err(Error::MethodNotAllowed { method: other.to_owned() }),
         _ => Err(Error::not_found("route", req.path)),
     }
@@ -218,6 +254,16 @@ async fn get_session_route<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx:
         None => None,
         Some(_) => Some(req.param_usize("recent_messages_limit", 0, 0, limits::SESSION_MESSAGES_MAX)?),
     };
+    let window = history::Window::from_query(req)?;
+    if window.tokens()?.is_some() {
+        let user_id = req.param("user_id");
+        let now = ctx.now;
+        let s = store
+            .read(|e| e.session(id, now).filter(|s| user_id.is_none() || s.user_id.as_deref() == user_id).cloned())
+            .await?
+            .ok_or_else(|| Error::not_found("session", id))?;
+        return history::after_write(store, ctx.services, &window, s, false, ctx.now).await.map(Response::ok);
+    }
     match get_session(store, ctx.now, id, req.param("user_id"), recent).await? {
         Some(v) => Ok(Response::ok(v)),
         None => Err(Error::not_found("session", id)),
@@ -260,11 +306,15 @@ pub async fn get_session<B: Backend>(
 
 /// Creates or replaces a session from an AMS `WorkingMemory` JSON body.
 pub async fn put_session<B: Backend>(store: &Store<B>, ctx: &mut Ctx<'_>, id: &str, body: &[u8]) -> Result<Value> {
+    put_session_raw(store, ctx, id, body).await.map(|s| working_memory::session_json(&s, None))
+}
+
+async fn put_session_raw<B: Backend>(store: &Store<B>, ctx: &mut Ctx<'_>, id: &str, body: &[u8]) -> Result<Session> {
     validate_id("session_id", id)?;
     let body: working_memory::PutBody = parse_json(body)?;
     let session = working_memory::session_from_put(id, body, ctx.namespace, ctx.now, ctx.random)?;
     match store.apply(Op::SessionPut { session }, ctx.now).await? {
-        Applied::Session(s) => Ok(working_memory::session_json(&s, None)),
+        Applied::Session(s) => Ok(s),
         other => Err(Error::Internal { detail: format!("put returned {other:?}") }),
     }
 }
@@ -341,3 +391,5 @@ pub async fn expire<B: Backend>(store: &Store<B>, now: Millis) -> Result<Option<
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod history_tests;

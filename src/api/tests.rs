@@ -3,21 +3,54 @@
 use super::*;
 use crate::store::{now_or_never, MemoryBackend, StoreConfig};
 
-struct Api {
-    store: Store<MemoryBackend>,
+pub(super) struct Api {
+    pub(super) store: Store<MemoryBackend>,
+    pub(super) services: TestServices,
     backend: MemoryBackend,
-    now: Millis,
+    pub(super) now: Millis,
     counter: u64,
 }
 
-impl Api {
-    fn new() -> Api {
-        let backend = MemoryBackend::new();
-        let store = now_or_never(Store::open(backend.clone(), StoreConfig::default())).unwrap().unwrap();
-        Api { store, backend, now: 1_795_000_000_000, counter: 0 }
+/// Exact encodings from the pinned npm data, and a scriptable summarizer.
+#[derive(Default)]
+pub(super) struct TestServices {
+    /// `None`: the extractive default; `Some(Ok(text))`: the hook answers
+    /// `text`; `Some(Err(()))`: the hook throws.
+    pub(super) hook: Option<std::result::Result<String, ()>>,
+}
+
+impl services::Services for TestServices {
+    fn encoding(&self, name: crate::core::tokenizer::EncodingName) -> futures_util::future::LocalBoxFuture<'_, Result<std::rc::Rc<crate::core::tokenizer::Encoding>>> {
+        use crate::core::tokenizer::{ranks::Ranks, Encoding};
+        Box::pin(async move {
+            thread_local! {
+                static CACHE: std::cell::RefCell<Vec<std::rc::Rc<Encoding>>> = const { std::cell::RefCell::new(Vec::new()) };
+            }
+            if let Some(e) = CACHE.with(|c| c.borrow().iter().find(|e| e.name() == name).cloned()) {
+                return Ok(e);
+            }
+            let path = format!("{}/node_modules/gpt-tokenizer/data/{}.tiktoken", env!("CARGO_MANIFEST_DIR"), name.as_str());
+            let text = std::fs::read_to_string(&path).map_err(|e| Error::storage(format!("{path}: {e}")))?;
+            let enc = std::rc::Rc::new(Encoding::from_ranks(name, Ranks::from_tiktoken(&text)?)?);
+            CACHE.with(|c| c.borrow_mut().push(enc.clone()));
+            Ok(enc)
+        })
     }
 
-    fn call(&mut self, method: &str, target: &str, body: &str) -> Response {
+    fn summarize<'a>(&'a self, _: &'a [crate::core::session::Message], _: Option<&'a str>, _: usize) -> Option<futures_util::future::LocalBoxFuture<'a, Result<String>>> {
+        let answer = self.hook.clone()?;
+        Some(Box::pin(async move { answer.map_err(|()| Error::HookFailed { hook: "summarizer".into(), reason: "the hook threw: model overloaded".into() }) }))
+    }
+}
+
+impl Api {
+    pub(super) fn new() -> Api {
+        let backend = MemoryBackend::new();
+        let store = now_or_never(Store::open(backend.clone(), StoreConfig::default())).unwrap().unwrap();
+        Api { store, services: TestServices::default(), backend, now: 1_795_000_000_000, counter: 0 }
+    }
+
+    pub(super) fn call(&mut self, method: &str, target: &str, body: &str) -> Response {
         let (path, query) = split_target(target);
         let req = Request { method, path, query, body: body.as_bytes() };
         let counter = &mut self.counter;
@@ -27,7 +60,7 @@ impl Api {
             r[2..].copy_from_slice(&counter.to_be_bytes());
             r
         };
-        let mut ctx = Ctx { now: self.now, random: &mut random, namespace: None, body_bytes_max: 1024 * 1024 };
+        let mut ctx = Ctx { now: self.now, random: &mut random, namespace: None, body_bytes_max: 1024 * 1024, services: &self.services };
         now_or_never(handle(&self.store, &req, &mut ctx)).expect("in-memory routes complete at once")
     }
 }

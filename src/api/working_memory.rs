@@ -111,7 +111,8 @@ pub fn session_from_put(
     Ok(s)
 }
 
-fn message_json(m: &Message) -> Value {
+/// AMS's `MemoryMessage` JSON.
+pub fn message_json(m: &Message) -> Value {
     json!({
         "id": m.id,
         "role": m.role,

@@ -125,6 +125,27 @@ pub struct StoreStats {
 /// An engine made durable on a backend.
 pub struct Store<B: Backend> {
     inner: Mutex<Inner<B>>,
+    counters: Counters,
+}
+
+/// Counters that are not state: they start at zero with each process.
+#[derive(Debug, Default)]
+pub struct Counters {
+    tool_cache_hits: std::cell::Cell<u64>,
+    tool_cache_misses: std::cell::Cell<u64>,
+}
+
+impl Counters {
+    /// Counts one tool-cache lookup.
+    pub fn tool_cache(&self, hit: bool) {
+        let c = if hit { &self.tool_cache_hits } else { &self.tool_cache_misses };
+        c.set(c.get().saturating_add(1));
+    }
+
+    /// (hits, misses) since the store was opened.
+    pub fn tool_cache_counts(&self) -> (u64, u64) {
+        (self.tool_cache_hits.get(), self.tool_cache_misses.get())
+    }
 }
 
 struct Inner<B: Backend> {
@@ -171,7 +192,7 @@ impl<B: Backend> Store<B> {
             snapshot_retry_at_records: 0,
             poisoned: false,
         };
-        Ok(Store { inner: Mutex::new(inner) })
+        Ok(Store { inner: Mutex::new(inner), counters: Counters::default() })
     }
 
     /// Applies `op` at `now` and resolves once its log record is durable.
@@ -200,6 +221,11 @@ impl<B: Backend> Store<B> {
             }
         }
         Ok(applied)
+    }
+
+    /// Process-local counters (tool-cache hits and misses).
+    pub fn counters(&self) -> &Counters {
+        &self.counters
     }
 
     /// Runs a read-only query against the current state.
@@ -258,6 +284,7 @@ impl Store<MemoryBackend> {
                 snapshot_retry_at_records: inner.snapshot_retry_at_records,
                 poisoned: inner.poisoned,
             }),
+            counters: self.counters,
         }
     }
 
@@ -276,7 +303,7 @@ impl Store<MemoryBackend> {
             snapshot_retry_at_records: 0,
             poisoned: false,
         };
-        Ok(Store { inner: Mutex::new(inner) })
+        Ok(Store { inner: Mutex::new(inner), counters: Counters::default() })
     }
 }
 
