@@ -1,0 +1,104 @@
+//! What the API needs from its host that the pure layers cannot provide:
+//! exact encodings (rank tables live in static assets or in JS) and the
+//! summarizer hook (a JS function, Workers AI, or none for the offline
+//! extractive default).
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use futures_util::future::LocalBoxFuture;
+
+use crate::core::budget::models::{self, Counting};
+use crate::core::budget::{Counter, Estimator};
+use crate::core::error::{Error, Result};
+use crate::core::history::CountCache;
+use crate::core::session::Message;
+use crate::core::tokenizer::{Encoding, EncodingName};
+
+/// Host services for the routes that count tokens or summarize.
+pub trait Services {
+    /// The exact encoding `name`, loaded once and shared.
+    fn encoding(&self, name: EncodingName) -> LocalBoxFuture<'_, Result<Rc<Encoding>>>;
+
+    /// Summarizes `turns`, folding in `previous`, within `tokens_max`
+    /// tokens. `None` means no hook is configured: the extractive default
+    /// runs instead.
+    fn summarize<'a>(&'a self, turns: &'a [Message], previous: Option<&'a str>, tokens_max: usize) -> Option<LocalBoxFuture<'a, Result<String>>>;
+}
+
+/// No encodings and no hook: counting falls back to the estimator and
+/// summaries are extractive. For hosts without rank assets.
+pub struct Offline;
+
+impl Services for Offline {
+    fn encoding(&self, name: EncodingName) -> LocalBoxFuture<'_, Result<Rc<Encoding>>> {
+        Box::pin(async move { Err(Error::StoreUnsuitable { detail: format!("no {} ranks on this host", name.as_str()) }) })
+    }
+
+    fn summarize<'a>(&'a self, _: &'a [Message], _: Option<&'a str>, _: usize) -> Option<LocalBoxFuture<'a, Result<String>>> {
+        None
+    }
+}
+
+/// A counter chosen for a model: exact when its encoding is published and
+/// loadable, the calibrated estimator otherwise.
+pub enum ModelCounter {
+    Exact(Rc<Encoding>, Rc<CountCache>),
+    Estimate,
+}
+
+impl ModelCounter {
+    /// `exact:<encoding>` or `estimate`, for responses.
+    pub fn describe(&self) -> String {
+        match self {
+            ModelCounter::Exact(enc, _) => format!("exact:{}", enc.name().as_str()),
+            ModelCounter::Estimate => "estimate".into(),
+        }
+    }
+}
+
+impl Counter for ModelCounter {
+    fn count(&self, text: &str) -> usize {
+        match self {
+            ModelCounter::Exact(enc, cache) => cache.counter(enc.as_ref()).count(text),
+            ModelCounter::Estimate => Estimator.count(text),
+        }
+    }
+
+    fn truncate<'a>(&self, text: &'a str, tokens_max: usize) -> &'a str {
+        match self {
+            ModelCounter::Exact(enc, _) => Counter::truncate(enc.as_ref(), text, tokens_max),
+            ModelCounter::Estimate => Estimator.truncate(text, tokens_max),
+        }
+    }
+}
+
+thread_local! {
+    /// Count memos per encoding, kept for the life of the isolate or page:
+    /// a long session's turns are tokenized once, not on every prompt.
+    static COUNT_CACHES: RefCell<HashMap<EncodingName, Rc<CountCache>>> = RefCell::new(HashMap::new());
+}
+
+fn count_cache(name: EncodingName) -> Rc<CountCache> {
+    COUNT_CACHES.with(|m| m.borrow_mut().entry(name).or_default().clone())
+}
+
+/// The counter for `model` (AMS counts with cl100k_base when no model is
+/// named, and so do we). An exact encoding the host cannot load falls back
+/// to the estimator only for models that have no published tokenizer.
+pub async fn counter_for(services: &dyn Services, model: Option<&str>) -> Result<ModelCounter> {
+    let counting = match model {
+        None => Counting::Exact(EncodingName::Cl100kBase),
+        Some(m) => models::model(m).ok_or_else(|| Error::invalid("model_name", format!("unknown model {m:?}")))?.counting,
+    };
+    match counting {
+        Counting::Exact(name) => match services.encoding(name).await {
+            Ok(enc) => Ok(ModelCounter::Exact(enc, count_cache(name))),
+            // A host with no rank tables at all (see [`Offline`]) estimates.
+            Err(Error::StoreUnsuitable { .. }) => Ok(ModelCounter::Estimate),
+            Err(e) => Err(e),
+        },
+        Counting::Estimate | Counting::Custom => Ok(ModelCounter::Estimate),
+    }
+}
