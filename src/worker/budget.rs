@@ -23,7 +23,7 @@ thread_local! {
     static ENCODINGS: RefCell<HashMap<EncodingName, Rc<Encoding>>> = RefCell::new(HashMap::new());
 }
 
-async fn encoding(env: &Env, name: EncodingName) -> Result<Rc<Encoding>> {
+pub(crate) async fn encoding(env: &Env, name: EncodingName) -> Result<Rc<Encoding>> {
     if let Some(e) = ENCODINGS.with(|m| m.borrow().get(&name).cloned()) {
         return Ok(e);
     }

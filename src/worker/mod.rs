@@ -7,6 +7,7 @@
 
 mod backend;
 mod budget;
+mod services;
 
 use std::cell::Cell;
 use std::rc::Rc;
@@ -79,6 +80,12 @@ struct NamespacePeek {
     namespace: Option<String>,
 }
 
+#[derive(Deserialize)]
+struct PromptPeek {
+    #[serde(default)]
+    session: Option<NamespacePeek>,
+}
+
 #[event(fetch)]
 async fn fetch(mut req: Request, env: Env, _ctx: Context) -> WResult<Response> {
     match front(&mut req, &env).await {
@@ -132,6 +139,10 @@ async fn front(req: &mut Request, env: &Env) -> Result<Response, Error> {
         Some(ns) => Some(ns),
         None if method == Method::Put && path.starts_with("/v1/working-memory/") => {
             serde_json::from_slice::<NamespacePeek>(&body).ok().and_then(|p| p.namespace)
+        }
+        // AMS's memory_prompt names the namespace inside `session`.
+        None if method == Method::Post && path == "/v1/memory/prompt" => {
+            serde_json::from_slice::<PromptPeek>(&body).ok().and_then(|p| p.session).and_then(|s| s.namespace)
         }
         None => None,
     };
@@ -204,7 +215,8 @@ impl MemoryObject {
         let query = api::parse_query(url.query().unwrap_or(""));
         let api_req = api::Request { method: method.as_ref(), path: url.path(), query, body: &body };
         let mut rand = random_bits;
-        let mut ctx = Ctx { now: now_ms(), random: &mut rand, namespace: namespace.as_deref(), body_bytes_max: limits::REQUEST_BODY_BYTES_CEILING };
+        let services = services::WorkerServices { env: &self.env };
+        let mut ctx = Ctx { now: now_ms(), random: &mut rand, namespace: namespace.as_deref(), body_bytes_max: limits::REQUEST_BODY_BYTES_CEILING, services: &services };
         let resp = api::handle(&store, &api_req, &mut ctx).await;
         if method != Method::Get && resp.status == 200 {
             self.schedule(store.read(|e| e.next_expiry()).await?).await?;

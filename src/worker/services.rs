@@ -1,0 +1,65 @@
+//! The Worker's host services: rank tables from the static assets (loaded
+//! once per isolate, shared with `/v1/budget`), and Workers AI as the
+//! summarizer when an `AI` binding is configured. Without one, compaction
+//! uses the offline extractive summarizer.
+
+use std::rc::Rc;
+
+use futures_util::future::LocalBoxFuture;
+use serde::Deserialize;
+use serde_json::json;
+use worker::Env;
+
+use crate::api::services::Services;
+use crate::core::error::{Error, Result};
+use crate::core::session::Message;
+use crate::core::tokenizer::{Encoding, EncodingName};
+
+const AI_BINDING: &str = "AI";
+/// Workers AI model used for summaries unless `EDGEMEM_SUMMARIZER_MODEL` names another.
+const SUMMARIZER_MODEL_DEFAULT: &str = "@cf/meta/llama-3.1-8b-instruct";
+
+pub struct WorkerServices<'a> {
+    pub env: &'a Env,
+}
+
+#[derive(Deserialize)]
+struct AiText {
+    response: Option<String>,
+}
+
+impl Services for WorkerServices<'_> {
+    fn encoding(&self, name: EncodingName) -> LocalBoxFuture<'_, Result<Rc<Encoding>>> {
+        Box::pin(super::budget::encoding(self.env, name))
+    }
+
+    fn summarize<'a>(&'a self, turns: &'a [Message], previous: Option<&'a str>, tokens_max: usize) -> Option<LocalBoxFuture<'a, Result<String>>> {
+        let ai = self.env.ai(AI_BINDING).ok()?;
+        let model = self.env.var("EDGEMEM_SUMMARIZER_MODEL").map(|v| v.to_string()).unwrap_or_else(|_| SUMMARIZER_MODEL_DEFAULT.into());
+        Some(Box::pin(async move {
+            let mut transcript = String::new();
+            if let Some(p) = previous {
+                transcript.push_str("Summary so far:\n");
+                transcript.push_str(p);
+                transcript.push_str("\n\nNew turns:\n");
+            }
+            for m in turns {
+                transcript.push_str(&m.role);
+                transcript.push_str(": ");
+                transcript.push_str(&m.content);
+                transcript.push('\n');
+            }
+            let input = json!({
+                "messages": [
+                    { "role": "system", "content": format!(
+                        "Summarize the conversation for an assistant that will continue it. Fold the summary so far and the new turns into one summary. Keep names, numbers, decisions and open questions. At most {} words. Answer with the summary only.",
+                        tokens_max * 3 / 4) },
+                    { "role": "user", "content": transcript },
+                ],
+                "max_tokens": tokens_max,
+            });
+            let out: AiText = ai.run(&model, input).await.map_err(|e| Error::HookFailed { hook: "summarizer".into(), reason: format!("Workers AI: {e}") })?;
+            out.response.ok_or_else(|| Error::HookFailed { hook: "summarizer".into(), reason: "Workers AI returned no text".into() })
+        }))
+    }
+}
