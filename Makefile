@@ -12,7 +12,7 @@ NODE_TEST := node --test --test-concurrency=1
 WASM_TEST_ENV := CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner
 DEMO_PORT ?= 8787
 
-.PHONY: setup pkg site worker build demo test test-native test-wasm test-js test-worker test-browser size clean
+.PHONY: setup pkg site worker build demo test test-native test-wasm test-js test-worker test-browser test-ams size clean
 
 setup:
 	bash scripts/setup.sh
@@ -59,6 +59,12 @@ test-worker:
 # `wrangler dev` exactly as `make demo` serves it (Worker mode too).
 test-browser:
 	$(NODE_TEST) tests/e2e/
+
+# Redis Agent Memory Server's own Python client (agent-memory-client 0.14.0, in
+# a virtualenv under target/) against the Worker served by `wrangler dev`.
+# AMS_PART=working|long-term|all (default all).
+test-ams:
+	$(NODE_TEST) tests/ams/
 
 size:
 	bash scripts/size-report.sh

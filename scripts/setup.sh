@@ -18,6 +18,15 @@ if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; the
   apt-get install -y -qq chromium chromium-driver >/dev/null
 fi
 
+# Python virtualenvs for the agent-memory-client test (tests/ams): Debian's
+# python3 has venv and ensurepip only with python3-venv.
+if ! python3 -c 'import ensurepip, venv' 2>/dev/null && ! /usr/bin/python3 -c 'import ensurepip, venv' 2>/dev/null; then
+  log "installing python3-venv (apt)"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq python3-venv >/dev/null
+fi
+
 if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
   log "adding rust target wasm32-unknown-unknown"
   rustup target add wasm32-unknown-unknown
