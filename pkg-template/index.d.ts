@@ -245,7 +245,6 @@ export class Memory {
   static open(options?: OpenOptions): Promise<Memory>;
   static openPublished(source: Store, options?: { keyPrefix?: string; namespace?: string; clock?: () => number }): Promise<Memory>;
   getOrCreateSession(sessionId: string, init?: SessionInput): Promise<{ created: boolean; session: Session }>;
-  putSession(sessionId: string, session?: SessionInput): Promise<Session>;
   appendMessages(sessionId: string, messages: MessageInput[]): Promise<Session>;
   getSession(sessionId: string, options?: { userId?: string; recentMessagesLimit?: number }): Promise<Session | null>;
   deleteSession(sessionId: string): Promise<boolean>;
@@ -254,6 +253,17 @@ export class Memory {
   snapshot(): Promise<StoreStats>;
   publishSnapshot(target: Store, options?: { keyPrefix?: string }): Promise<StoreStats>;
   stats(): Promise<StoreStats>;
+  /** PUT with a window: compacts past 70 % of it and fills the context gauges. */
+  putSession(sessionId: string, session?: SessionInput, options?: WindowOptions & SummarizerOptions): Promise<Session & { compaction_error?: { detail: string; code: string } }>;
+  compact(sessionId: string, options?: CompactOptions): Promise<CompactResult>;
+  prompt(request: PromptRequest): Promise<PromptResult>;
+  toMessages(sessionId: string, options?: { format?: "openai" | "anthropic" | "neutral" }): Promise<{ messages: ChatMessage[]; system?: string }>;
+  archivedMessages(sessionId: string, options?: { offset?: number; limit?: number }): Promise<{ messages: Message[]; total: number }>;
+  agent(agentId: string): AgentConfig;
+  toolCache(sessionId: string): ToolCache;
+  setToolTtls(ttls: Record<string, number>): Promise<Record<string, number>>;
+  toolSchemas(options?: { format?: "openai" | "anthropic"; agentId?: string }): Promise<unknown[]>;
+  resolveFunctionCall(name: string, args: object | string | undefined, options?: { agentId?: string }): Promise<unknown>;
   free(): void;
 }
 
@@ -387,3 +397,103 @@ export function fitsContext(
   request: FitRequest,
   options?: { counter?: CountTokens },
 ): Promise<{ fits: boolean; tokens: number; limit: number; window: number; encoding: EncodingName | "estimate" | "custom" }>;
+
+/** A summarizer hook: the oldest turns and the previous summary in, one folded summary out. */
+export type Summarizer = (turns: Message[], previousSummary: string | null, limits: { tokensMax: number }) => string | Promise<string>;
+
+export interface WindowOptions {
+  /** A model from the table: its window and its tokenizer. */
+  model?: string;
+  /** Overrides the model's window (AMS's `context_window_max`). */
+  contextWindowMax?: number;
+}
+
+export interface SummarizerOptions {
+  /** Default: the offline extractive summarizer. */
+  summarizer?: Summarizer;
+  /** Default 30,000; at most 300,000. */
+  timeoutMs?: number;
+}
+
+export interface CompactOptions extends WindowOptions, SummarizerOptions {
+  /** Default 70 % of the window. */
+  summarizeAtTokens?: number;
+  /** Turns kept verbatim, newest first. Default 40 % of the window. */
+  keepRecentTokens?: number;
+  /** Default 10 % of the window, at most 2,048. */
+  summaryTokensMax?: number;
+}
+
+export interface CompactResult {
+  compacted: boolean;
+  archived?: number;
+  tokens_before?: number;
+  tokens_after?: number;
+  summarizer?: "hook" | "extractive";
+  counting: string;
+  session?: Session;
+}
+
+export interface ChatMessage {
+  role: string;
+  content: string;
+}
+
+export interface PromptRequest {
+  query?: string;
+  sessionId?: string;
+  agentId?: string;
+  model?: string;
+  windowTokens?: number;
+  reserveForOutput?: number;
+  toolsTokens?: number;
+  /** Recalled memories, best first. */
+  memories?: string[];
+  format?: "openai" | "anthropic" | "neutral";
+}
+
+export interface PromptResult {
+  messages: ChatMessage[];
+  /** Anthropic format only. */
+  system?: string;
+  used_tokens: number;
+  left_tokens: number;
+  window_tokens: number;
+  reserve_for_output_tokens: number;
+  turns_kept: number;
+  memories_kept: number;
+  dropped: { turns: number; memories: number; truncated: string[]; omitted: string[] };
+  counting: string;
+}
+
+export interface AgentConfigState {
+  agent_id: string;
+  active_version: number | null;
+  prompt: string | null;
+  versions: { version: number; text: string; note: string | null; created_at: string }[];
+  patches: { id: string; text: string; created_at: string }[];
+  tools_allowed: string[] | null;
+  system_text: string;
+  version?: number | null;
+  removed?: string[];
+}
+
+export class AgentConfig {
+  private constructor();
+  get(): Promise<AgentConfigState | null>;
+  /** `validate` must resolve to `true`; anything else rejects with `prompt_rejected`. */
+  setPrompt(text: string, options?: { note?: string; validate?: (text: string) => true | string | Promise<true | string> }): Promise<AgentConfigState>;
+  rollback(version: number): Promise<AgentConfigState>;
+  appendPatch(text: string): Promise<AgentConfigState>;
+  removePatches(glob: string): Promise<AgentConfigState>;
+  allowTools(tools: string[] | null): Promise<AgentConfigState>;
+}
+
+export class ToolCache {
+  private constructor();
+  get(tool: string, args?: object): Promise<unknown | undefined>;
+  put(tool: string, args: object | undefined, result: unknown, options?: { ttlSeconds?: number }): Promise<unknown>;
+  getOrCall<A extends object, R>(tool: string, args: A, fn: (args: A) => Promise<R> | R, options?: { ttlSeconds?: number }): Promise<R>;
+  invalidate(selector?: { tool?: string; args?: object }): Promise<number>;
+  list(): Promise<{ entries: unknown[]; hits: number; misses: number }>;
+}

@@ -13,61 +13,22 @@ import {
   version as coreVersion,
 } from "./edgemem_wasm.js";
 import { loadAsset } from "./assets.js";
+import { EdgememError, call, checkCount, checkId, invalid, rethrow, toJson } from "./util.js";
+import { AgentConfig, ToolCache, historyQuery, wrapSummarizer } from "./history.js";
 
 export { MemoryStore, IndexedDBStore, DurableObjectStore, KVStore } from "./stores.js";
 
-/** Every error edgemem throws. `code` is stable; see the README for the list. */
-export class EdgememError extends Error {
-  constructor(code, message) {
-    super(message);
-    this.name = "EdgememError";
-    this.code = code;
-  }
+export { EdgememError } from "./util.js";
+
+function sessionPath(sessionId) {
+  return `/v1/working-memory/${encodeURIComponent(checkId(sessionId))}`;
 }
 
-function rethrow(err) {
-  if (err instanceof EdgememError) throw err;
-  if (err && err.name === "EdgememError" && typeof err.code === "string") {
-    throw new EdgememError(err.code, err.message);
-  }
-  throw err;
-}
-
-async function call(promiseFactory) {
-  try {
-    return await promiseFactory();
-  } catch (err) {
-    rethrow(err);
-  }
-}
-
-function invalid(field, reason) {
-  return new EdgememError("invalid_input", `invalid ${field}: ${reason}`);
-}
-
-// JSON.stringify would turn NaN and Infinity into null silently; refuse them.
-function toJson(value, field) {
-  if (value === undefined) return "{}";
-  if (value === null || typeof value !== "object" || Array.isArray(value)) {
-    throw invalid(field, "must be an object");
-  }
-  return JSON.stringify(value, (key, v) => {
-    if (typeof v === "number" && !Number.isFinite(v)) {
-      throw invalid(key ? `${field}.${key}` : field, `${v} is not a finite number`);
-    }
-    if (typeof v === "bigint") throw invalid(key ? `${field}.${key}` : field, "BigInt is not JSON");
-    return v;
-  });
-}
-
-function checkId(id, field = "sessionId") {
-  if (typeof id !== "string") throw invalid(field, "must be a string");
-  return id;
-}
-
-function checkCount(n, field, min, max) {
-  if (!Number.isInteger(n) || n < min || n > max) throw invalid(field, `must be an integer from ${min} to ${max}`);
-  return n;
+/** Loads the model's encoding (cl100k_base without a model, as AMS counts) so counts are exact. */
+async function encodingFor(modelName) {
+  if (modelName === undefined) return cachedTokenizer("cl100k_base");
+  const info = model(modelName);
+  if (info && info.encoding) await cachedTokenizer(info.encoding);
 }
 
 function checkLedgerId(id, field) {
@@ -194,6 +155,7 @@ export class Ledger {
  */
 export class Memory {
   #core;
+  #api;
 
   /** The tenant's exact Decimal ledger. */
   ledger;
@@ -201,6 +163,8 @@ export class Memory {
   constructor(core) {
     if (!(core instanceof MemoryCore)) throw new TypeError("use Memory.open()");
     this.#core = core;
+    this.#api = async (method, path, query = "", body, summarizer) =>
+      JSON.parse(await call(() => core.call(method, path, query, body === undefined ? "" : toJson(body, "body"), summarizer)));
     this.ledger = new Ledger(async (method, path, query, body) =>
       JSON.parse(await call(() => core.ledger(method, path, query, body === undefined ? "" : toJson(body, "body")))),
     );
@@ -236,9 +200,88 @@ export class Memory {
     return JSON.parse(await call(() => this.#core.getOrCreateSession(checkId(sessionId), toJson(init, "session"))));
   }
 
-  /** Creates or replaces a session (AMS `PUT /v1/working-memory/{id}` semantics). */
-  async putSession(sessionId, session = {}) {
-    return JSON.parse(await call(() => this.#core.putSession(checkId(sessionId), toJson(session, "session"))));
+  /**
+   * Creates or replaces a session (AMS `PUT /v1/working-memory/{id}`). With
+   * `model` or `contextWindowMax` it then compacts past 70 % of the window
+   * through `summarizer` (default: extractive) and fills the context gauges;
+   * a failed summarizer is reported in `compaction_error`, nothing is lost.
+   */
+  async putSession(sessionId, session = {}, { model, contextWindowMax, summarizer, timeoutMs } = {}) {
+    if (model === undefined && contextWindowMax === undefined) {
+      return JSON.parse(await call(() => this.#core.putSession(checkId(sessionId), toJson(session, "session"))));
+    }
+    await encodingFor(model);
+    const query = historyQuery({ model_name: model, context_window_max: contextWindowMax });
+    return this.#api("PUT", sessionPath(sessionId), query, session, wrapSummarizer(summarizer, timeoutMs));
+  }
+
+  /**
+   * Compacts a session now if its history passes `summarizeAtTokens`
+   * (default 70 % of the window): the oldest turns go to `summarizer`
+   * (`async (turns, previousSummary, {tokensMax}) => string`, default the
+   * offline extractive one), the newest stay verbatim, a tool call and its
+   * results stay together. Resolves to `{compacted, archived, tokens_before,
+   * tokens_after, summarizer, session}`; a throwing, slow (`timeoutMs`,
+   * default 30 s), empty or oversized summary rejects with `hook_failed`
+   * and changes nothing.
+   */
+  async compact(sessionId, { model, contextWindowMax, summarizeAtTokens, keepRecentTokens, summaryTokensMax, summarizer, timeoutMs } = {}) {
+    await encodingFor(model);
+    const body = { model_name: model, context_window_max: contextWindowMax, summarize_at_tokens: summarizeAtTokens, keep_recent_tokens: keepRecentTokens, summary_tokens_max: summaryTokensMax };
+    return this.#api("POST", `${sessionPath(sessionId)}/compact`, "", body, wrapSummarizer(summarizer, timeoutMs));
+  }
+
+  /**
+   * Assembles a prompt within a model's window: the agent's system prompt
+   * and patches, the session's summary, its newest turns, `memories` (best
+   * first), then `query`. Resolves to `{messages, used_tokens, left_tokens,
+   * turns_kept, memories_kept, dropped, counting}` (`format`: `openai`,
+   * `anthropic` with a separate `system`, or `neutral`).
+   */
+  async prompt({ query, sessionId, agentId, model, windowTokens, reserveForOutput, toolsTokens, memories, format } = {}) {
+    await encodingFor(model);
+    const body = { query, session_id: sessionId, agent_id: agentId, model, window_tokens: windowTokens, reserve_for_output: reserveForOutput, tools_tokens: toolsTokens, memories, format };
+    return this.#api("POST", "/v1/prompt", "", body);
+  }
+
+  /** The summary first, then the verbatim turns, in `openai` or `anthropic` shape. */
+  async toMessages(sessionId, { format = "openai" } = {}) {
+    return this.#api("GET", `${sessionPath(sessionId)}/messages`, historyQuery({ format }));
+  }
+
+  /** `{messages, total}`: turns compacted out of the session, oldest first. */
+  async archivedMessages(sessionId, { offset = 0, limit = 100 } = {}) {
+    return this.#api("GET", `${sessionPath(sessionId)}/archive`, historyQuery({ offset, limit }));
+  }
+
+  /** An agent's configuration: prompts with rollback, patches, tool allow-list. */
+  agent(agentId) {
+    return new AgentConfig(this.#api, agentId);
+  }
+
+  /** A session's tool-result cache. */
+  toolCache(sessionId) {
+    return new ToolCache(this.#api, sessionId);
+  }
+
+  /** Sets per-tool cache TTLs in seconds, e.g. `{"wallet.balance": 30}`. */
+  async setToolTtls(ttls) {
+    return (await this.#api("PUT", "/v1/tool-ttls", "", { ttls })).ttls;
+  }
+
+  /** OpenAI (`tools`) or Anthropic tool schemas for the memory operations, filtered by the agent's allow-list. */
+  async toolSchemas({ format = "openai", agentId } = {}) {
+    return this.#api("GET", "/v1/tools/schemas", historyQuery({ format, agent_id: agentId }));
+  }
+
+  /**
+   * Executes a model's function call (`arguments` as an object or JSON text)
+   * after the agent's allow-list and argument validation; resolves to the
+   * result. Unknown tools are `not_found`, refused ones `tool_not_allowed`.
+   */
+  async resolveFunctionCall(name, args, { agentId } = {}) {
+    if (typeof name !== "string") throw invalid("name", "must be a string");
+    return (await this.#api("POST", "/v1/tools/call", "", { name, arguments: args ?? {}, agent_id: agentId })).result;
   }
 
   /** Appends `[{role, content, id?, created_at?}]` to an existing session. */

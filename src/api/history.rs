@@ -407,3 +407,17 @@ pub async fn memory_prompt<B: Backend>(store: &Store<B>, services: &dyn Services
         .collect();
     Ok(json!({ "messages": messages }))
 }
+
+/// `GET /v1/working-memory/{id}/messages?format=`: the summary first, then
+/// the verbatim turns, in OpenAI's (default) or Anthropic's shape.
+pub async fn to_messages_route<B: Backend>(store: &Store<B>, req: &Request<'_>, id: &str, now: Millis) -> Result<Value> {
+    validate_id("session_id", id)?;
+    let s = store.read(|e| e.session(id, now).cloned()).await?.ok_or_else(|| Error::not_found("session", id))?;
+    let messages = crate::core::history::to_messages(s.context.as_deref(), &s.messages);
+    match req.param("format").unwrap_or("openai") {
+        "openai" => Ok(json!({ "messages": render_openai(&messages) })),
+        "anthropic" => Ok(render_anthropic(&messages)),
+        "neutral" => Ok(json!({ "messages": messages })),
+        other => Err(Error::invalid("format", format!("{other:?} is not openai, anthropic or neutral"))),
+    }
+}

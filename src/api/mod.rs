@@ -212,6 +212,7 @@ async fn route<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut Ctx<'_
             other => Err(Error::MethodNotAllowed { method: other.to_owned() }),
         },
         (["working-memory", id, "messages"], "POST") => append_messages(store, ctx, id, req.body).await.map(Response::ok),
+        (["working-memory", id, "messages"], "GET") => history::to_messages_route(store, req, id, ctx.now).await.map(Response::ok),
         (["working-memory", id, "compact"], "POST") => history::compact_route(store, ctx.services, id, req.body, ctx.now).await.map(Response::ok),
         (["working-memory", id, "archive"], "GET") => history::archive_route(store, req, id, ctx.now).await.map(Response::ok),
         (["working-memory", id, "tool-cache"], _) => agents::tool_cache_route(store, req, id, ctx.now).await.map(Response::ok),

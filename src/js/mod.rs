@@ -4,6 +4,7 @@
 //! text (one parse on each side, and the exact same validation as HTTP).
 
 mod backend;
+mod history;
 mod tokenizer;
 
 use std::rc::Rc;
@@ -103,7 +104,7 @@ impl MemoryCore {
             check_body(&body_json)?;
             let mut rand = random_bits;
             let namespace = inner.namespace.as_deref();
-            let mut ctx = Ctx { now: inner.now()?, random: &mut rand, namespace, body_bytes_max: limits::REQUEST_BODY_BYTES_CEILING };
+            let mut ctx = Ctx { now: inner.now()?, random: &mut rand, namespace, body_bytes_max: limits::REQUEST_BODY_BYTES_CEILING, services: &api::services::Offline };
             let (store, id, body) = (&inner.store, session_id.as_str(), body_json.as_bytes());
             let v = match kind {
                 Write::Put => api::put_session(store, &mut ctx, id, body).await,
@@ -234,7 +235,7 @@ impl MemoryCore {
             let req = api::Request { method: &method, path: &path, query: api::parse_query(&query), body: body_json.as_bytes() };
             let mut rand = random_bits;
             let namespace = inner.namespace.as_deref();
-            let mut ctx = Ctx { now: inner.now()?, random: &mut rand, namespace, body_bytes_max: limits::REQUEST_BODY_BYTES_CEILING };
+            let mut ctx = Ctx { now: inner.now()?, random: &mut rand, namespace, body_bytes_max: limits::REQUEST_BODY_BYTES_CEILING, services: &api::services::Offline };
             let r = api::ledger::route(&inner.store, &req, &mut ctx, &segs).await.map_err(|e| to_js_error(&e))?;
             json_text(&r.body)
         })

@@ -7,6 +7,8 @@ use wasm_bindgen::prelude::*;
 
 use super::to_js_error;
 use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
 
 use js_sys::Function;
 
@@ -159,7 +161,18 @@ fn specials(allow: bool) -> Specials {
 /// A loaded encoding.
 #[wasm_bindgen]
 pub struct TokenizerCore {
-    encoding: Encoding,
+    encoding: Rc<Encoding>,
+}
+
+thread_local! {
+    /// Encodings loaded in this instance, so `Memory` can count exactly
+    /// with what the page or Worker already loaded (see `JsServices`).
+    static LOADED: RefCell<HashMap<EncodingName, Rc<Encoding>>> = RefCell::new(HashMap::new());
+}
+
+/// An encoding loaded through [`TokenizerCore::load`], if any.
+pub(crate) fn loaded(name: EncodingName) -> Option<Rc<Encoding>> {
+    LOADED.with(|m| m.borrow().get(&name).cloned())
 }
 
 #[wasm_bindgen]
@@ -167,7 +180,11 @@ impl TokenizerCore {
     /// Loads `cl100k_base` or `o200k_base` from its rank asset.
     pub fn load(name: &str, asset: &[u8]) -> Result<TokenizerCore, JsValue> {
         let name = EncodingName::parse(name).map_err(|e| to_js_error(&e))?;
-        let encoding = Encoding::from_asset(name, asset).map_err(|e| to_js_error(&e))?;
+        if let Some(encoding) = loaded(name) {
+            return Ok(TokenizerCore { encoding });
+        }
+        let encoding = Rc::new(Encoding::from_asset(name, asset).map_err(|e| to_js_error(&e))?);
+        LOADED.with(|m| m.borrow_mut().insert(name, encoding.clone()));
         Ok(TokenizerCore { encoding })
     }
 
@@ -199,14 +216,14 @@ impl TokenizerCore {
     pub fn build_context(&self, request_json: &str) -> Result<String, JsValue> {
         let body = parse_build(request_json)?;
         let counting = Counting::Exact(self.encoding.name());
-        body.build(&self.encoding, counting).map(|v| v.to_string()).map_err(|e| to_js_error(&e))
+        body.build(self.encoding.as_ref(), counting).map(|v| v.to_string()).map_err(|e| to_js_error(&e))
     }
 
     /// "Does this request fit?", counted exactly with this encoding.
     #[wasm_bindgen(js_name = checkFit)]
     pub fn check_fit(&self, request_json: &str) -> Result<String, JsValue> {
         let body = parse_fit(request_json)?;
-        body.check(&self.encoding, Counting::Exact(self.encoding.name())).map(|v| v.to_string()).map_err(|e| to_js_error(&e))
+        body.check(self.encoding.as_ref(), Counting::Exact(self.encoding.name())).map(|v| v.to_string()).map_err(|e| to_js_error(&e))
     }
 
     /// Memory held by the rank tables, in bytes.

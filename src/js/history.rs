@@ -1,0 +1,95 @@
+//! History, agent configuration, the tool cache and prompt assembly for JS:
+//! one entry point that runs an API route in process, with the caller's
+//! summarizer hook and the encodings this instance has loaded.
+
+use std::rc::Rc;
+
+use futures_util::future::LocalBoxFuture;
+use js_sys::{Function, Promise};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
+
+use super::{check_body, json_text, promise, random_bits, to_js_error, MemoryCore};
+use crate::api::services::Services;
+use crate::api::{self, Ctx};
+use crate::core::error::{Error, Result};
+use crate::core::limits;
+use crate::core::session::Message;
+use crate::core::tokenizer::{Encoding, EncodingName};
+
+/// Encodings loaded through `Tokenizer.load`, and the JS summarizer hook:
+/// `(turnsJson, previousSummary, tokensMax) => Promise<string>`. The npm
+/// wrapper parses the turns, applies the timeout and awaits the user's
+/// `async (turns, previousSummary) => string`.
+struct JsServices {
+    summarizer: Option<Function>,
+}
+
+fn hook_failed(reason: String) -> Error {
+    Error::HookFailed { hook: "summarizer".into(), reason }
+}
+
+impl Services for JsServices {
+    fn encoding(&self, name: EncodingName) -> LocalBoxFuture<'_, Result<Rc<Encoding>>> {
+        Box::pin(async move {
+            super::tokenizer::loaded(name).ok_or_else(|| Error::StoreUnsuitable { detail: format!("{} is not loaded (Tokenizer.load)", name.as_str()) })
+        })
+    }
+
+    fn summarize<'a>(&'a self, turns: &'a [Message], previous: Option<&'a str>, tokens_max: usize) -> Option<LocalBoxFuture<'a, Result<String>>> {
+        let f = self.summarizer.clone()?;
+        Some(Box::pin(async move {
+            let turns_json = serde_json::to_string(&turns.iter().map(crate::api::working_memory::message_json).collect::<Vec<_>>())
+                .map_err(|e| hook_failed(e.to_string()))?;
+            let prev = previous.map_or(JsValue::NULL, JsValue::from_str);
+            let out = f
+                .call3(&JsValue::NULL, &JsValue::from_str(&turns_json), &prev, &JsValue::from_f64(tokens_max as f64))
+                .map_err(|e| hook_failed(js_reason(&e)))?;
+            let out = JsFuture::from(Promise::resolve(&out)).await.map_err(|e| hook_failed(js_reason(&e)))?;
+            out.as_string().ok_or_else(|| hook_failed("returned something other than a string".into()))
+        }))
+    }
+}
+
+/// The message of a thrown JS value, for the typed error.
+fn js_reason(e: &JsValue) -> String {
+    if let Some(err) = e.dyn_ref::<js_sys::Error>() {
+        return String::from(err.message());
+    }
+    e.as_string().unwrap_or_else(|| format!("{e:?}"))
+}
+
+#[wasm_bindgen]
+impl MemoryCore {
+    /// Runs an API route in process: `method`, `path` (`/v1/...`), `query`
+    /// (`a=1&b=2`), `body_json`; `summarizer` is the optional hook. Resolves
+    /// to the response body as JSON text, or rejects with the typed error.
+    pub fn call(&self, method: String, path: String, query: String, body_json: String, summarizer: JsValue) -> Promise {
+        promise(&self.inner, move |inner| async move {
+            check_body(&body_json)?;
+            let summarizer = match summarizer {
+                v if v.is_undefined() || v.is_null() => None,
+                v => Some(v.dyn_into::<Function>().map_err(|_| to_js_error(&Error::invalid("summarizer", "must be a function")))?),
+            };
+            let services = JsServices { summarizer };
+            let req = api::Request { method: &method, path: &path, query: api::parse_query(&query), body: body_json.as_bytes() };
+            let mut rand = random_bits;
+            let namespace = inner.namespace.as_deref();
+            let mut ctx = Ctx { now: inner.now()?, random: &mut rand, namespace, body_bytes_max: limits::REQUEST_BODY_BYTES_CEILING, services: &services };
+            let r = api::handle(&inner.store, &req, &mut ctx).await;
+            if r.status != 200 {
+                let code = r.body["code"].as_str().unwrap_or("internal");
+                let detail = r.body["detail"].as_str().unwrap_or("");
+                return Err(js_error(code, detail));
+            }
+            json_text(&r.body)
+        })
+    }
+}
+
+fn js_error(code: &str, detail: &str) -> JsValue {
+    let err = js_sys::Error::new(detail);
+    err.set_name("EdgememError");
+    let _ = js_sys::Reflect::set(&err, &"code".into(), &code.into());
+    err.into()
+}
