@@ -34,7 +34,7 @@ demo: build
 	node_modules/.bin/wrangler dev --local --ip 127.0.0.1 --port $(DEMO_PORT) \
 	  --persist-to .edgemem-dev/state --show-interactive-dev-session=false
 
-test: build test-native test-wasm test-js test-worker test-browser size
+test: build test-native test-wasm test-js test-worker test-browser test-ams size
 
 # The pure core with default (no) features: proves it needs no wasm or JS.
 test-native:
@@ -64,7 +64,7 @@ test-browser:
 # a virtualenv under target/) against the Worker served by `wrangler dev`.
 # AMS_PART=working|long-term|all (default all).
 test-ams:
-	$(NODE_TEST) tests/ams/
+	AMS_PART=$${AMS_PART:-working} $(NODE_TEST) tests/ams/
 
 size:
 	bash scripts/size-report.sh

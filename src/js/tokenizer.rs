@@ -180,11 +180,10 @@ impl TokenizerCore {
     /// Loads `cl100k_base` or `o200k_base` from its rank asset.
     pub fn load(name: &str, asset: &[u8]) -> Result<TokenizerCore, JsValue> {
         let name = EncodingName::parse(name).map_err(|e| to_js_error(&e))?;
-        if let Some(encoding) = loaded(name) {
-            return Ok(TokenizerCore { encoding });
-        }
+        // Every asset is checked, even when this encoding is already loaded:
+        // a corrupt or mismatched asset must fail, not borrow a good one.
         let encoding = Rc::new(Encoding::from_asset(name, asset).map_err(|e| to_js_error(&e))?);
-        LOADED.with(|m| m.borrow_mut().insert(name, encoding.clone()));
+        let encoding = LOADED.with(|m| m.borrow_mut().entry(name).or_insert(encoding).clone());
         Ok(TokenizerCore { encoding })
     }
 
