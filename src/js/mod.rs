@@ -6,6 +6,7 @@
 mod backend;
 mod history;
 mod tokenizer;
+mod vector;
 
 use std::rc::Rc;
 
