@@ -3,12 +3,13 @@
 // between the two backends and the DOM. User content is only ever written
 // with textContent. This module is the Working-memory panel, backend
 // switching and main(); the Ledger panel is in ledger.js, the Context-budget
-// panel in budget.js.
+// panel in budget.js, the Chat panel in chat.js.
 import { Memory, IndexedDBStore, version } from "edgemem";
 import { DB_NAME, $, ui, state, showStatus, showError, timeElement, setText, setTime, renderStats } from "./page.js";
 import { localBackend, workerBackend } from "./backends.js";
 import { wireLedgerEvents, resetLedger, openLedger } from "./ledger.js";
 import { wireBudget } from "./budget.js";
+import { wireChat, resetChat, openChat } from "./chat.js";
 
 const KEY_NAMESPACE = "edgemem-demo:namespace";
 const KEY_TOKEN = "edgemem-demo:token";
@@ -150,6 +151,7 @@ async function switchBackend() {
   ui.sessionList.replaceChildren();
   ui.sessionCount.textContent = "";
   resetLedger();
+  resetChat();
 
   if (worker) {
     state.backend = workerBackend(ui.namespace.value, ui.token.value);
@@ -167,6 +169,7 @@ async function switchBackend() {
   const last = localStorage.getItem(state.backend.selectionKey);
   if (last !== null && gen === state.generation) await select(last);
   if (gen === state.generation) await openLedger();
+  if (gen === state.generation) await openChat();
   if (gen === state.generation) {
     showStatus(worker ? `Worker API, namespace "${ui.namespace.value}".` : `IndexedDB database "${DB_NAME}".`);
   }
@@ -248,6 +251,13 @@ function wireEvents() {
   });
 
   wireLedgerEvents();
+  // A chat turn may create its session or change the one shown here.
+  wireChat({
+    onSessionsChanged: async (id) => {
+      await refreshList();
+      if (state.selectedId === id) await select(id);
+    },
+  });
 
   ui.deleteButton.addEventListener("click", () => {
     const id = state.selectedId;

@@ -1,6 +1,6 @@
 // The two backends the page can talk to. Both expose the same five session
-// calls and return the same session JSON, and a `ledger` with the package's
-// Ledger calls and JSON.
+// calls and return the same session JSON, a `ledger` with the package's
+// Ledger calls and JSON, and a `history` for the chat panel.
 import { EdgememError } from "edgemem";
 
 const LIST_LIMIT = 100; // the HTTP API's largest page
@@ -17,6 +17,15 @@ export function localBackend(memory) {
     remove: (id) => memory.deleteSession(id),
     ledgerKey: "edgemem-demo:ledger:local",
     ledger: memory.ledger,
+    chatKey: "edgemem-demo:chat:local",
+    // The chat panel's calls; `windowTokens` is the context window in tokens. The
+    // package's getSession takes no window, so its gauges stay null here.
+    history: {
+      get: (id) => memory.getSession(id),
+      compact: (id, windowTokens) => memory.compact(id, { contextWindowMax: windowTokens }),
+      archive: (id, offset, limit) => memory.archivedMessages(id, { offset, limit }),
+      prompt: (id, windowTokens, query) => memory.prompt({ sessionId: id, windowTokens, query }),
+    },
   };
 }
 
@@ -118,5 +127,13 @@ export function workerBackend(namespace, token) {
     health: () => request("GET", "/v1/health"),
     ledgerKey: `edgemem-demo:ledger:worker:${namespace}`,
     ledger,
+    chatKey: `edgemem-demo:chat:worker:${namespace}`,
+    /** The same calls as the local `history`; a GET with a window fills AMS's context gauges. */
+    history: {
+      get: (id, windowTokens) => nullIfMissing(() => request("GET", sessionPath(id), undefined, `&context_window_max=${windowTokens}`)),
+      compact: (id, windowTokens) => request("POST", `${sessionPath(id)}/compact`, { context_window_max: windowTokens }),
+      archive: (id, offset, limit) => request("GET", `${sessionPath(id)}/archive`, undefined, `&offset=${offset}&limit=${limit}`),
+      prompt: (id, windowTokens, query) => request("POST", "/v1/prompt", { session_id: id, window_tokens: windowTokens, query }),
+    },
   };
 }
