@@ -40,8 +40,29 @@ fn put_u64(out: &mut Vec<u8>, v: u64) {
     out.extend_from_slice(&v.to_le_bytes());
 }
 
+/// Bulk little-endian writes: one resize, then fixed-size stores that
+/// compile to plain copies on little-endian targets.
+fn put_le<T: Copy, const W: usize>(out: &mut Vec<u8>, v: &[T], to: fn(T) -> [u8; W]) {
+    let start = out.len();
+    out.resize(start + v.len() * W, 0);
+    for (c, x) in out[start..].chunks_exact_mut(W).zip(v) {
+        c.copy_from_slice(&to(*x));
+    }
+}
+
 fn put_u32s(out: &mut Vec<u8>, v: &[u32]) {
-    v.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes()));
+    put_le(out, v, u32::to_le_bytes);
+}
+
+/// Bulk little-endian reads into a zeroed vector (no per-item push).
+fn get_le<T: Copy + Default, const W: usize>(b: &[u8], from: fn([u8; W]) -> T) -> Vec<T> {
+    let mut v = vec![T::default(); b.len() / W];
+    for (x, c) in v.iter_mut().zip(b.chunks_exact(W)) {
+        let mut a = [0u8; W];
+        a.copy_from_slice(c);
+        *x = from(a);
+    }
+    v
 }
 
 fn segment_bytes(s: &Segment) -> usize {
@@ -86,15 +107,15 @@ impl VectorIndex {
             for v in [s.id, s.len() as u32, s.dead_count as u32, layers.len() as u32] {
                 put_u32(&mut out, v);
             }
-            s.keys.iter().for_each(|k| out.extend_from_slice(&k.to_le_bytes()));
+            put_le(&mut out, &s.keys, u64::to_le_bytes);
             let words = s.len().div_ceil(64);
             (0..words).for_each(|w| put_u64(&mut out, s.dead.get(w).copied().unwrap_or(0)));
             match &s.vectors {
-                Vectors::F32 { data, .. } => data.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
+                Vectors::F32 { data, .. } => put_le(&mut out, data, f32::to_le_bytes),
                 Vectors::I8 { codes, scales, .. } => {
                     out.extend(codes.iter().map(|c| *c as u8));
                     out.resize(out.len() + (codes.len().next_multiple_of(4) - codes.len()), 0);
-                    scales.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes()));
+                    put_le(&mut out, scales, f32::to_le_bytes);
                 }
             }
             for l in layers {
@@ -244,11 +265,11 @@ impl<'a> Reader<'a> {
     }
 
     fn u32s(&mut self, count: usize) -> std::result::Result<Vec<u32>, String> {
-        Ok(self.array(count, 4)?.chunks_exact(4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect())
+        Ok(get_le(self.array(count, 4)?, u32::from_le_bytes))
     }
 
     fn f32s(&mut self, count: usize) -> std::result::Result<Vec<f32>, String> {
-        Ok(self.array(count, 4)?.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect())
+        Ok(get_le(self.array(count, 4)?, f32::from_le_bytes))
     }
 }
 
@@ -257,8 +278,8 @@ fn read_segment(r: &mut Reader<'_>, dim: usize, int8: bool) -> std::result::Resu
     if rows > limits::VECTOR_ROWS_MAX || (id != FLAT_SEGMENT_ID && rows > limits::VECTOR_SEGMENT_POINTS_MAX) {
         return Err(format!("segment {id} has {rows} rows"));
     }
-    let keys: Vec<u64> = r.array(rows, 8)?.chunks_exact(8).map(|b| u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]])).collect();
-    let dead: Vec<u64> = r.array(rows.div_ceil(64), 8)?.chunks_exact(8).map(|b| u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]])).collect();
+    let keys: Vec<u64> = get_le(r.array(rows, 8)?, u64::from_le_bytes);
+    let dead: Vec<u64> = get_le(r.array(rows.div_ceil(64), 8)?, u64::from_le_bytes);
     let counted: usize = dead.iter().map(|w| w.count_ones() as usize).sum();
     let tail_clear = rows % 64 == 0 || dead.last().is_none_or(|w| w >> (rows % 64) == 0);
     if counted != dead_count || !tail_clear {

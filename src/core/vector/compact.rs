@@ -58,9 +58,9 @@ impl VectorIndex {
         report.dropped_segments = before - self.sealed.len();
         loop {
             let budget = work_points_max - report.work_points;
-            let (fits, too_big): (Vec<(Task, usize)>, Vec<(Task, usize)>) = self.due(budget).into_iter().partition(|(_, cost)| *cost <= budget);
-            report.pending = !too_big.is_empty();
-            let Some((task, cost)) = fits.into_iter().next() else { break };
+            let due = self.due(budget);
+            report.pending = due.iter().any(|(_, cost)| *cost > budget);
+            let Some((task, cost)) = due.into_iter().find(|(_, cost)| *cost <= budget) else { break };
             match task {
                 Task::Seal(n) => {
                     self.seal(n)?;

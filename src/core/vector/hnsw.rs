@@ -227,6 +227,15 @@ impl Beam {
     }
 }
 
+/// How far one graph search may go.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Effort {
+    /// Beam width on layer 0.
+    pub ef: usize,
+    /// Distance computations before giving up.
+    pub visits_max: usize,
+}
+
 /// Searches one graph: greedy descent through the upper layers, then a beam
 /// of width `ef` over layer 0. Rows that `accept` refuses (tombstones,
 /// filters) still guide the walk but never enter the results. Stops after
@@ -236,8 +245,7 @@ pub(crate) fn search(
     graph: &Graph,
     rows: &Vectors,
     q: &Query,
-    ef: usize,
-    visits_max: usize,
+    Effort { ef, visits_max }: Effort,
     accept: &mut dyn FnMut(usize) -> bool,
     beam: &mut Beam,
     out: &mut Vec<Cand>,

@@ -38,6 +38,7 @@ use std::collections::{HashMap, HashSet};
 pub use compact::CompactReport;
 pub use distance::{dot_f32, dot_i8};
 pub use search::{Originals, Scratch};
+use search::How;
 
 use crate::core::error::{Error, Result};
 use crate::core::limits;
@@ -452,7 +453,7 @@ impl VectorIndex {
     /// Approximate search over every segment (graphs for sealed segments,
     /// an exact scan of the flat one). Results go to `out`, best first.
     pub fn search(&self, query: &[f32], params: &SearchParams, filter: &Filter<'_>, scratch: &mut Scratch, out: &mut Vec<Hit>) -> Result<()> {
-        self.run(query, params, filter, false, None, scratch, out)
+        self.run(query, params, filter, How::Graph(None), scratch, out)
     }
 
     /// [`VectorIndex::search`], re-ranking int8 candidates exactly with the
@@ -466,13 +467,13 @@ impl VectorIndex {
         scratch: &mut Scratch,
         out: &mut Vec<Hit>,
     ) -> Result<()> {
-        self.run(query, params, filter, false, Some(originals), scratch, out)
+        self.run(query, params, filter, How::Graph(Some(originals)), scratch, out)
     }
 
     /// Brute force over every live row (ground truth, small sets). `ef` is
     /// checked but unused.
     pub fn search_exact(&self, query: &[f32], params: &SearchParams, filter: &Filter<'_>, scratch: &mut Scratch, out: &mut Vec<Hit>) -> Result<()> {
-        self.run(query, params, filter, true, None, scratch, out)
+        self.run(query, params, filter, How::Exact, scratch, out)
     }
 
     /// Bytes held by the index's buffers.

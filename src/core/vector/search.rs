@@ -5,7 +5,7 @@ use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 
 use super::distance::{dot_f32, norm};
-use super::hnsw::{self, Beam, Cand};
+use super::hnsw::{self, Beam, Cand, Effort};
 use super::segment::{Query, Segment};
 use super::{Filter, Hit, SearchParams, VectorIndex};
 use crate::core::error::{Error, Result};
@@ -78,6 +78,12 @@ fn scan(seg: &Segment, q: &Query, cap: usize, top: &mut BinaryHeap<Reverse<Score
     }
 }
 
+/// Graph search (with optional originals for int8 re-ranking) or brute force.
+pub(super) enum How<'a> {
+    Graph(Option<Originals<'a>>),
+    Exact,
+}
+
 enum Mode<'f> {
     All,
     Pred(&'f dyn Fn(u64) -> bool),
@@ -109,12 +115,15 @@ impl VectorIndex {
         query: &[f32],
         p: &SearchParams,
         filter: &Filter<'_>,
-        exact: bool,
-        originals: Option<Originals<'_>>,
+        how: How<'_>,
         s: &mut Scratch,
         out: &mut Vec<Hit>,
     ) -> Result<()> {
         let (k, ef) = self.check_params(p)?;
+        let (exact, originals) = match how {
+            How::Exact => (true, None),
+            How::Graph(originals) => (false, originals),
+        };
         self.prepare(query, &mut s.query)?;
         out.clear();
         s.top.clear();
@@ -150,7 +159,7 @@ impl VectorIndex {
                     let visits_max = if filtered { ef.max(cap).saturating_mul(limits::VECTOR_FILTER_VISITS_PER_EF) } else { usize::MAX };
                     s.cands.clear();
                     let mut accept = accept;
-                    complete &= hnsw::search(graph, &seg.vectors, query, ef.max(cap), visits_max, &mut accept, &mut s.beam, &mut s.cands);
+                    complete &= hnsw::search(graph, &seg.vectors, query, Effort { ef: ef.max(cap), visits_max }, &mut accept, &mut s.beam, &mut s.cands);
                     for c in &s.cands {
                         offer(&mut s.top, cap, Scored { sim: c.sim, key: seg.keys[c.slot as usize], segment: seg.id, slot: c.slot });
                     }

@@ -36,8 +36,14 @@ fn clustered(n: usize, q: usize, dim: usize, seed: u64) -> (Vec<f32>, Vec<f32>) 
 
 const DIM: usize = 32;
 
+/// Test graphs are built with a narrower beam: debug builds are slow, and
+/// this clustered data needs no more for recall ≥ 0.95.
+fn quick(config: Config) -> Config {
+    config.ef_construction(40)
+}
+
 fn index_with(config: Config, data: &[f32]) -> VectorIndex {
-    let mut idx = VectorIndex::new(config).unwrap();
+    let mut idx = VectorIndex::new(quick(config)).unwrap();
     let keys: Vec<u64> = (0..(data.len() / DIM) as u64).collect();
     idx.add_batch(&keys, data).unwrap();
     idx
@@ -46,7 +52,7 @@ fn index_with(config: Config, data: &[f32]) -> VectorIndex {
 /// Adds `data` in chunks of `chunk` rows, compacting with a budget of one
 /// chunk after each: several sealed segments, merges left pending.
 fn index_segmented(config: Config, data: &[f32], chunk: usize) -> VectorIndex {
-    let mut idx = VectorIndex::new(config).unwrap();
+    let mut idx = VectorIndex::new(quick(config)).unwrap();
     let n = data.len() / DIM;
     for start in (0..n).step_by(chunk) {
         let end = (start + chunk).min(n);
@@ -350,8 +356,8 @@ fn rustdocs_prefix_recall() {
     };
     let f = |b: &[u8]| b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect::<Vec<f32>>();
     let (p, q) = (f(&p), f(&q));
-    let n = 2000;
-    let mut idx = VectorIndex::new(Config::new(384, Metric::Cosine).seal_points(1000)).unwrap();
+    let n = 1000;
+    let mut idx = VectorIndex::new(quick(Config::new(384, Metric::Cosine).seal_points(500))).unwrap();
     idx.add_batch(&(0..n as u64).collect::<Vec<_>>(), &p[..n * 384]).unwrap();
     idx.compact(usize::MAX).unwrap();
     let (mut s, mut a, mut e) = (Scratch::default(), Vec::new(), Vec::new());
