@@ -10,6 +10,8 @@ pub mod agents;
 pub mod budget;
 pub mod history;
 pub mod ledger;
+pub mod longterm;
+pub mod ltm_json;
 pub mod services;
 pub mod tools;
 pub mod working_memory;
@@ -199,6 +201,7 @@ async fn route<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut Ctx<'_
         (["health"], "GET") => Ok(Response::ok(json!({ "now": ctx.now, "version": VERSION }))),
         (["stats"], "GET") => stats(store).await.map(Response::ok),
         (["ledger", rest @ ..], _) => ledger::route(store, req, ctx, rest).await,
+        (["long-term-memory", rest @ ..], _) => longterm::route(store, req, ctx, rest).await.map(Response::ok),
         (["working-memory", ""], "GET") => list_sessions_route(store, req, ctx).await,
         (["working-memory", id], _) if !id.is_empty() => match method {
             "GET" => get_session_route(store, req, ctx, id).await,
@@ -221,10 +224,21 @@ async fn route<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut Ctx<'_
         (["prompt"], "POST") => history::prompt_route(store, ctx.services, req.body, ctx.now).await.map(Response::ok),
         (["memory", "prompt"], "POST") => {
             let body: history::MemoryPromptBody = parse_json(req.body)?;
-            if body.long_term_search.as_ref().is_some_and(|v| !v.is_null() && *v != Value::Bool(false)) {
-                return Err(Error::invalid("long_term_search", "long-term memory is not available in this build"));
-            }
-            history::memory_prompt(store, ctx.services, &body, Vec::new(), ctx.now).await.map(Response::ok)
+            let memories = match &body.long_term_search {
+                None | Some(Value::Null) | Some(Value::Bool(false)) => Vec::new(),
+                Some(v) => {
+                    // `true` searches with defaults; an object is a SearchRequest
+                    // whose text defaults to the query.
+                    let mut v = if v.is_object() { v.clone() } else { json!({}) };
+                    if v.get("text").is_none_or(Value::is_null) {
+                        v["text"] = json!(body.query);
+                    }
+                    let sb = longterm::SearchBody::parse(&v)?;
+                    let found = longterm::search(store, ctx.services, &sb, None, ctx.now).await?;
+                    found["memories"].as_array().map_or_else(Vec::new, |a| a.iter().filter_map(|m| m["text"].as_str().map(str::to_owned)).collect())
+                }
+            };
+            history::memory_prompt(store, ctx.services, &body, memories, ctx.now).await.map(Response::ok)
         }
         (["tools", "schemas"], "GET") => {
             let agent = req.param("agent_id").map(str::to_owned);

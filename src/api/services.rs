@@ -25,6 +25,12 @@ pub trait Services {
     /// tokens. `None` means no hook is configured: the extractive default
     /// runs instead.
     fn summarize<'a>(&'a self, turns: &'a [Message], previous: Option<&'a str>, tokens_max: usize) -> Option<LocalBoxFuture<'a, Result<String>>>;
+
+    /// Embeds `texts` with the host's model (a JS hook, Workers AI), one
+    /// vector each. `None`: the offline hashed n-gram embedder runs instead.
+    fn embed<'a>(&'a self, _texts: &'a [String]) -> Option<LocalBoxFuture<'a, Result<Vec<Vec<f32>>>>> {
+        None
+    }
 }
 
 /// No encodings and no hook: counting falls back to the estimator and

@@ -207,6 +207,18 @@ pub const VECTOR_RERANK_OVERSAMPLE: usize = 4;
 pub const VECTOR_TOMBSTONE_PERCENT_MAX: usize = 30;
 
 // ---- Long-term memory records, BM25, filters, embedder (long-term memory issue) ----
+/// Long-term memories held by one tenant.
+pub const LTM_RECORDS_MAX: usize = 200_000;
+/// Memories in one create call (one logged op; with 384-d vectors a full
+/// batch stays well under a log record's limit).
+pub const LTM_CREATE_BATCH_MAX: usize = 500;
+/// Ids in one delete call.
+pub const LTM_DELETE_BATCH_MAX: usize = 1_000;
+/// Deepest search offset (results come from the top `offset + limit`, at most 100).
+pub const LTM_SEARCH_OFFSET_MAX: usize = 99;
+/// Points one write may spend on segment compaction, so no request pays for
+/// a full rebuild.
+pub const LTM_COMPACT_WORK_POINTS_PER_WRITE: usize = 2_048;
 
 /// A memory record's text. Equal to a message's content, since AMS promotes
 /// whole messages to `message` memories.
@@ -236,5 +248,20 @@ pub const BM25_K1_DEFAULT: f32 = 1.2;
 pub const BM25_B_DEFAULT: f32 = 0.75;
 /// Largest `k1` accepted (past about 3 BM25 is plain TF-IDF).
 pub const BM25_K1_MAX: f32 = 10.0;
+/// Values in one filter's `any`, `all` or `none` list.
+pub const FILTER_VALUES_MAX: usize = 256;
+/// One filter value (ids and tags are at most 256 bytes anyway).
+pub const FILTER_VALUE_BYTES_MAX: usize = 256;
+/// Reciprocal-rank fusion's `k` (Cormack et al.; Elasticsearch and Redis
+/// use it too).
+pub const RRF_K_DEFAULT: f64 = 60.0;
+/// AMS's `hybrid_alpha` default: the weight of vector similarity.
+pub const HYBRID_ALPHA_DEFAULT: f64 = 0.7;
+/// The offline embedder's default dimensions: MiniLM's, so a namespace can
+/// switch between the two without changing shape.
+pub const EMBED_DIM_DEFAULT: usize = 384;
+/// Fewest dimensions the offline embedder accepts (its widest is
+/// [`VECTOR_DIM_MAX`]).
+pub const EMBED_DIM_MIN: usize = 16;
 
 // ---- Episodic log (long-term memory issue) ----

@@ -13,6 +13,7 @@ pub mod history;
 pub mod ids;
 pub mod ledger;
 pub mod limits;
+pub mod longterm;
 pub mod ltm;
 pub mod migrate;
 pub mod session;

@@ -228,6 +228,15 @@ impl<B: Backend> Store<B> {
         &self.counters
     }
 
+    /// Runs maintenance that changes the state's layout but not its
+    /// contents (vector segment compaction). It is not logged: a replay
+    /// reaches the same contents, and the next snapshot keeps the layout.
+    pub async fn maintain<R>(&self, job: impl FnOnce(&mut Engine) -> R) -> Result<R> {
+        let mut inner = self.inner.lock().await;
+        inner.heal().await?;
+        Ok(job(&mut inner.engine))
+    }
+
     /// Runs a read-only query against the current state.
     pub async fn read<R>(&self, query: impl FnOnce(&Engine) -> R) -> Result<R> {
         let mut inner = self.inner.lock().await;

@@ -14,6 +14,7 @@ use crate::core::codec::{self, SCHEMA_VERSION};
 use crate::core::error::{Error, Result};
 use crate::core::ledger::{Ledger, LedgerApplied, LedgerOp, LedgerSnapshot};
 use crate::core::limits;
+use crate::core::longterm::{LongTerm, LongTermSnapshot, LtmApplied, LtmOp};
 use crate::core::migrate;
 use crate::core::session::{validate_id, validate_messages, Message, Session};
 use crate::core::time::Millis;
@@ -43,6 +44,8 @@ pub enum Op {
     Ledger(LedgerOp),
     /// Compaction, the tool-result cache, agent configuration.
     History(HistoryOp),
+    /// A long-term memory mutation.
+    Ltm(LtmOp),
 }
 
 /// What an applied op did.
@@ -55,6 +58,7 @@ pub enum Applied {
     Expired { session_ids: Vec<String> },
     Ledger(LedgerApplied),
     History(HistoryApplied),
+    Ltm(LtmApplied),
 }
 
 /// One page of the session list, sorted by session id.
@@ -83,6 +87,9 @@ struct SnapshotV1 {
     /// Added within schema v1 (history issue), default empty.
     #[serde(default)]
     history: HistoryState,
+    /// Added within schema v1 (long-term memory issue), default empty.
+    #[serde(default)]
+    longterm: LongTermSnapshot,
 }
 
 /// The in-memory state of one tenant.
@@ -96,6 +103,7 @@ pub struct Engine {
     last_seq: u64,
     ledger: Ledger,
     history: HistoryState,
+    longterm: LongTerm,
 }
 
 impl Engine {
@@ -160,6 +168,7 @@ impl Engine {
             }
             Op::Ledger(op) => Applied::Ledger(self.ledger.apply(op, now)?),
             Op::History(op) => Applied::History(self.apply_history(op, now)?),
+            Op::Ltm(op) => Applied::Ltm(self.longterm.apply(op, now)?),
             Op::SessionsExpire => {
                 let due: Vec<(Millis, String)> = self.expiry.iter().take_while(|(at, _)| *at <= now).cloned().collect();
                 let mut session_ids = Vec::with_capacity(due.len());
@@ -242,6 +251,17 @@ impl Engine {
         self.expiry.first().is_some_and(|(at, _)| *at <= now)
     }
 
+    /// The tenant's long-term memory, for queries.
+    pub fn longterm(&self) -> &LongTerm {
+        &self.longterm
+    }
+
+    /// Segment compaction of the vector index: maintenance that changes
+    /// the layout, never the contents, so it is not an op.
+    pub fn compact_vectors(&mut self, work_points_max: usize) -> Result<Option<crate::core::vector::CompactReport>> {
+        self.longterm.compact(work_points_max)
+    }
+
     /// The tenant's ledger, for queries.
     pub fn ledger(&self) -> &Ledger {
         &self.ledger
@@ -259,6 +279,7 @@ impl Engine {
             sessions: self.sessions.values().cloned().collect(),
             ledger: self.ledger.to_snapshot(),
             history: self.history.clone(),
+            longterm: self.longterm.to_snapshot(),
         };
         let bytes = rmp_serde::to_vec_named(&body).map_err(|e| Error::Internal { detail: format!("encode snapshot: {e}") })?;
         if bytes.len() > limits::SNAPSHOT_BYTES_MAX {
@@ -275,7 +296,7 @@ impl Engine {
             SCHEMA_VERSION => rmp_serde::from_slice(body).map_err(|e| Error::SnapshotCorrupt { reason: format!("body: {e}") })?,
             older => {
                 let (last_seq, sessions) = migrate::snapshot_to_current(older, body)?;
-                SnapshotV1 { last_seq, sessions, ledger: LedgerSnapshot::default(), history: HistoryState::default() }
+                SnapshotV1 { last_seq, sessions, ledger: LedgerSnapshot::default(), history: HistoryState::default(), longterm: LongTermSnapshot::default() }
             }
         };
         if v1.sessions.len() > limits::SESSIONS_MAX {
@@ -292,6 +313,7 @@ impl Engine {
         }
         v1.history.validate(&engine.sessions).map_err(|e| Error::SnapshotCorrupt { reason: format!("history: {e}") })?;
         engine.history = v1.history;
+        engine.longterm = LongTerm::from_snapshot(v1.longterm)?;
         Ok(engine)
     }
 }

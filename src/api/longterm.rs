@@ -1,0 +1,338 @@
+//! AMS's long-term memory routes: create, search (semantic, keyword,
+//! hybrid; filters; recency), get, edit, delete and forget.
+
+use serde_json::{json, Map, Value};
+
+use crate::api::ltm_json::{patch_from_json, record_from_json, record_json};
+use crate::api::services::Services;
+use crate::api::{parse_json, Ctx, Request};
+use crate::core::engine::{Applied, Op};
+use crate::core::error::{Error, Result};
+use crate::core::limits;
+use crate::core::longterm::search::Fusion;
+use crate::core::longterm::{LtmApplied, LtmOp, Mode, NewRecord, SearchRequest};
+use crate::core::ltm::filter::Filter;
+use crate::core::ltm::rank::RecencyParams;
+use crate::core::ltm::record::MemoryType;
+use crate::core::ltm::Embedder;
+use crate::core::session::validate_id;
+use crate::core::time::Millis;
+use crate::store::{Backend, Store};
+
+/// Embeds texts with the host's hook, else the offline embedder at the
+/// tenant's dimension (384 before the first vector).
+pub async fn embed_texts<B: Backend>(store: &Store<B>, services: &dyn Services, texts: &[String]) -> Result<Vec<Vec<f32>>> {
+    if let Some(hook) = services.embed(texts) {
+        let out = hook.await?;
+        if out.len() != texts.len() {
+            return Err(Error::HookFailed { hook: "embedder".into(), reason: format!("returned {} vectors for {} texts", out.len(), texts.len()) });
+        }
+        return Ok(out);
+    }
+    let dim = store.read(|e| e.longterm().dim()).await?;
+    let embedder = match dim {
+        Some(d) => Embedder::new(d)?,
+        None => Embedder::default(),
+    };
+    texts.iter().map(|t| embedder.embed_vec(t)).collect()
+}
+
+/// Creates records. `vectors` (one per record) come from the JS API; else
+/// texts are embedded. Returns the created and deduplicated ids.
+pub async fn create<B: Backend>(store: &Store<B>, ctx: &mut Ctx<'_>, memories: &[Value], vectors: Option<Vec<Vec<f32>>>, deduplicate: bool) -> Result<(Vec<String>, Vec<String>)> {
+    if memories.len() > limits::LTM_CREATE_BATCH_MAX {
+        return Err(Error::LimitExceeded { what: "memories in one create".into(), limit: limits::LTM_CREATE_BATCH_MAX as u64 });
+    }
+    let records = memories
+        .iter()
+        .enumerate()
+        .map(|(i, m)| record_from_json(&format!("memories[{i}]"), m, ctx.namespace, ctx.now, ctx.random))
+        .collect::<Result<Vec<_>>>()?;
+    let vectors = match vectors {
+        Some(v) if v.len() != records.len() => return Err(Error::invalid("vectors", format!("{} vectors for {} memories", v.len(), records.len()))),
+        Some(v) => v,
+        None => embed_texts(store, ctx.services, &records.iter().map(|r| r.text.clone()).collect::<Vec<_>>()).await?,
+    };
+    let records = records.into_iter().zip(vectors).map(|(record, vector)| NewRecord { record, vector }).collect();
+    let applied = store.apply(Op::Ltm(LtmOp::Create { records, deduplicate }), ctx.now).await?;
+    // Bounded segment maintenance after each write: no request pays for a
+    // full rebuild, and the flat segment never grows without end.
+    store.maintain(|e| e.compact_vectors(limits::LTM_COMPACT_WORK_POINTS_PER_WRITE)).await??;
+    match applied {
+        Applied::Ltm(LtmApplied::Created { created, duplicates }) => Ok((created, duplicates)),
+        other => Err(Error::Internal { detail: format!("create returned {other:?}") }),
+    }
+}
+
+fn num(o: &Map<String, Value>, name: &str) -> Result<Option<f64>> {
+    match o.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) => n.as_f64().filter(|x| x.is_finite()).map(Some).ok_or_else(|| Error::invalid(name, "must be a finite number")),
+        Some(_) => Err(Error::invalid(name, "must be a number")),
+    }
+}
+
+fn uint(o: &Map<String, Value>, name: &str, default: usize, max: usize) -> Result<usize> {
+    match o.get(name) {
+        None | Some(Value::Null) => Ok(default),
+        Some(v) => v.as_u64().filter(|n| *n as usize <= max).map(|n| n as usize).ok_or_else(|| Error::invalid(name, format!("must be an integer from 0 to {max}"))),
+    }
+}
+
+/// A parsed AMS `SearchRequest` (plus edgemem's `fusion` and `ef`).
+pub struct SearchBody {
+    pub text: String,
+    pub mode: Mode,
+    pub fusion: Fusion,
+    pub filter: Filter,
+    pub limit: usize,
+    pub offset: usize,
+    pub distance_threshold: Option<f64>,
+    pub recency: Option<RecencyParams>,
+    pub ef: Option<usize>,
+}
+
+impl SearchBody {
+    pub fn parse(v: &Value) -> Result<SearchBody> {
+        let o = v.as_object().ok_or_else(|| Error::invalid("body", "must be an object"))?;
+        let text = match o.get("text") {
+            None | Some(Value::Null) => String::new(),
+            Some(Value::String(s)) => s.clone(),
+            Some(_) => return Err(Error::invalid("text", "must be a string")),
+        };
+        let mode = match o.get("search_mode").and_then(Value::as_str) {
+            None => Mode::Semantic,
+            Some(m) => Mode::parse(m)?,
+        };
+        let alpha = num(o, "hybrid_alpha")?.unwrap_or(0.7);
+        let fusion = match o.get("fusion").and_then(Value::as_str) {
+            None | Some("alpha") => Fusion::Alpha(alpha),
+            Some("rrf") => Fusion::Rrf,
+            Some(other) => return Err(Error::invalid("fusion", format!("{other:?} is not alpha or rrf"))),
+        };
+        // AMS applies its recency re-rank unless `recency_boost` is false.
+        let recency = if matches!(o.get("recency_boost"), Some(Value::Bool(false))) {
+            None
+        } else {
+            let d = RecencyParams::default();
+            Some(RecencyParams {
+                semantic_weight: num(o, "recency_semantic_weight")?.unwrap_or(d.semantic_weight),
+                recency_weight: num(o, "recency_recency_weight")?.unwrap_or(d.recency_weight),
+                freshness_weight: num(o, "recency_freshness_weight")?.unwrap_or(d.freshness_weight),
+                novelty_weight: num(o, "recency_novelty_weight")?.unwrap_or(d.novelty_weight),
+                half_life_last_access_days: num(o, "recency_half_life_last_access_days")?.unwrap_or(d.half_life_last_access_days),
+                half_life_created_days: num(o, "recency_half_life_created_days")?.unwrap_or(d.half_life_created_days),
+            })
+        };
+        let limit = uint(o, "limit", 10, limits::VECTOR_K_MAX)?;
+        if limit == 0 {
+            return Err(Error::invalid("limit", format!("must be 1 to {}", limits::VECTOR_K_MAX)));
+        }
+        Ok(SearchBody {
+            text,
+            mode,
+            fusion,
+            filter: Filter::from_request(o)?,
+            limit,
+            offset: uint(o, "offset", 0, limits::LTM_SEARCH_OFFSET_MAX)?,
+            distance_threshold: num(o, "distance_threshold")?,
+            recency,
+            ef: match o.get("ef") {
+                None | Some(Value::Null) => None,
+                Some(_) => Some(uint(o, "ef", 0, limits::VECTOR_EF_MAX)?),
+            },
+        })
+    }
+}
+
+/// Runs a search; `vector` is the caller's query embedding (JS API), else
+/// the text is embedded. Resolves to AMS's `MemoryRecordResults`.
+pub async fn search<B: Backend>(store: &Store<B>, services: &dyn Services, body: &SearchBody, vector: Option<Vec<f32>>, now: Millis) -> Result<Value> {
+    let vector = match (body.mode, vector) {
+        (Mode::Keyword, _) => None,
+        (_, Some(v)) => Some(v),
+        (_, None) if body.text.trim().is_empty() => return Err(Error::invalid("text", "semantic and hybrid search need a text or a vector")),
+        (_, None) => embed_texts(store, services, std::slice::from_ref(&body.text)).await?.pop(),
+    };
+    let req = SearchRequest {
+        text: &body.text,
+        vector: vector.as_deref(),
+        mode: body.mode,
+        fusion: body.fusion,
+        filter: &body.filter,
+        limit: body.limit,
+        offset: body.offset,
+        distance_threshold: body.distance_threshold,
+        recency: body.recency,
+        ef: body.ef,
+    };
+    let score_type = body.mode.as_str();
+    store
+        .read(|e| {
+            let lt = e.longterm();
+            let r = lt.search(&req, now)?;
+            let memories: Vec<Value> = r
+                .hits
+                .iter()
+                .filter_map(|h| {
+                    lt.record_by_key(h.key).map(|rec| {
+                        let mut v = record_json(rec);
+                        v["dist"] = json!(h.dist);
+                        v["score"] = json!(h.score);
+                        v["score_type"] = json!(score_type);
+                        v["segment"] = json!(h.segment);
+                        v
+                    })
+                })
+                .collect();
+            let next = body.offset + memories.len();
+            Ok(json!({
+                "memories": memories,
+                "total": r.total,
+                "next_offset": if next < r.total { Some(next) } else { None },
+                "exact_filter": r.exact,
+            }))
+        })
+        .await?
+}
+
+/// AMS's forget policy.
+struct Policy {
+    max_age_days: Option<f64>,
+    max_inactive_days: Option<f64>,
+    budget: Option<usize>,
+    memory_type_allowlist: Option<Vec<MemoryType>>,
+}
+
+/// `POST /v1/long-term-memory/forget`: selects by AMS's rules, deletes
+/// unless `dry_run` (AMS's default is a dry run).
+pub async fn forget<B: Backend>(store: &Store<B>, req: &Request<'_>, now: Millis) -> Result<Value> {
+    let body: Value = if req.body.is_empty() { json!({}) } else { parse_json(req.body)? };
+    let p = body.get("policy").and_then(Value::as_object).cloned().unwrap_or_default();
+    let policy = Policy {
+        max_age_days: num(&p, "max_age_days")?,
+        max_inactive_days: num(&p, "max_inactive_days")?,
+        budget: match p.get("budget") {
+            None | Some(Value::Null) => None,
+            Some(_) => Some(uint(&p, "budget", 0, limits::LTM_RECORDS_MAX)?),
+        },
+        memory_type_allowlist: match p.get("memory_type_allowlist") {
+            None | Some(Value::Null) => None,
+            Some(Value::Array(a)) => Some(a.iter().map(|x| x.as_str().map_or_else(|| Err(Error::invalid("memory_type_allowlist", "must be strings")), |s| MemoryType::parse("memory_type_allowlist", s))).collect::<Result<Vec<_>>>()?),
+            Some(_) => return Err(Error::invalid("memory_type_allowlist", "must be an array")),
+        },
+    };
+    let pinned: Vec<String> = match body.get("pinned_ids") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(a)) => a.iter().filter_map(|x| x.as_str().map(str::to_owned)).collect(),
+        Some(_) => return Err(Error::invalid("pinned_ids", "must be an array of ids")),
+    };
+    let dry_run = match req.param("dry_run") {
+        None => true,
+        Some("true" | "True" | "1") => true,
+        Some("false" | "False" | "0") => false,
+        Some(_) => return Err(Error::invalid("dry_run", "must be true or false")),
+    };
+    let limit = req.param_usize("limit", 1000, 1, limits::LTM_DELETE_BATCH_MAX)?;
+    let (user, session, ns) = (req.param("user_id"), req.param("session_id"), req.param("namespace"));
+    let day_ms = 86_400_000.0;
+    let (scanned, ids) = store
+        .read(|e| {
+            let mut candidates: Vec<(Millis, String)> = Vec::new();
+            let mut scanned = 0usize;
+            let mut kept: Vec<(Millis, String)> = Vec::new();
+            for r in e.longterm().records() {
+                if user.is_some_and(|u| r.user_id.as_deref() != Some(u))
+                    || session.is_some_and(|s| r.session_id.as_deref() != Some(s))
+                    || ns.is_some_and(|n| r.namespace.as_deref() != Some(n))
+                {
+                    continue;
+                }
+                scanned += 1;
+                if r.pinned || pinned.contains(&r.id) {
+                    continue;
+                }
+                if policy.memory_type_allowlist.as_ref().is_some_and(|l| !l.contains(&r.memory_type)) {
+                    continue;
+                }
+                let age = now.saturating_sub(r.created_at) as f64 / day_ms;
+                let idle = now.saturating_sub(r.last_accessed) as f64 / day_ms;
+                let old = match (policy.max_age_days, policy.max_inactive_days) {
+                    (Some(a), Some(i)) => age > a && idle > i,
+                    (Some(a), None) => age > a,
+                    (None, Some(i)) => idle > i,
+                    (None, None) => false,
+                };
+                if old {
+                    candidates.push((r.last_accessed, r.id.clone()));
+                } else {
+                    kept.push((r.last_accessed, r.id.clone()));
+                }
+            }
+            // Over budget: the least recently used of the rest go too.
+            if let Some(budget) = policy.budget {
+                if kept.len() > budget {
+                    kept.sort();
+                    let excess = kept.len() - budget;
+                    candidates.extend(kept.drain(..excess));
+                }
+            }
+            candidates.sort();
+            candidates.truncate(limit);
+            (scanned, candidates.into_iter().map(|(_, id)| id).collect::<Vec<_>>())
+        })
+        .await?;
+    if !dry_run && !ids.is_empty() {
+        store.apply(Op::Ltm(LtmOp::Delete { ids: ids.clone() }), now).await?;
+    }
+    Ok(json!({ "scanned": scanned, "deleted": ids.len(), "deleted_ids": ids, "dry_run": dry_run }))
+}
+
+/// Routes `/v1/long-term-memory...`.
+pub async fn route<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut Ctx<'_>, rest: &[&str]) -> Result<Value> {
+    match (rest, req.method) {
+        ([] | [""], "POST") => {
+            let body: Value = parse_json(req.body)?;
+            let memories = body.get("memories").and_then(Value::as_array).ok_or_else(|| Error::invalid("memories", "is required: an array"))?;
+            let dedup = !matches!(body.get("deduplicate"), Some(Value::Bool(false)));
+            let (created, duplicates) = create(store, ctx, memories, None, dedup).await?;
+            Ok(json!({ "status": "ok", "created": created, "duplicates": duplicates }))
+        }
+        ([] | [""], "DELETE") => {
+            let ids: Vec<String> = req.query.iter().filter(|(k, _)| k == "memory_ids").map(|(_, v)| v.clone()).collect();
+            if ids.is_empty() {
+                return Err(Error::invalid("memory_ids", "name at least one id"));
+            }
+            for id in &ids {
+                validate_id("memory_ids", id)?;
+            }
+            match store.apply(Op::Ltm(LtmOp::Delete { ids }), ctx.now).await? {
+                Applied::Ltm(LtmApplied::Deleted { deleted }) => Ok(json!({ "status": format!("ok, deleted {} memories", deleted.len()) })),
+                other => Err(Error::Internal { detail: format!("delete returned {other:?}") }),
+            }
+        }
+        (["search"], "POST") => {
+            let body = SearchBody::parse(&parse_json::<Value>(req.body)?)?;
+            search(store, ctx.services, &body, None, ctx.now).await
+        }
+        (["forget"], "POST") => forget(store, req, ctx.now).await,
+        ([id], "GET") => {
+            validate_id("memory_id", id)?;
+            store.read(|e| e.longterm().get(id).map(record_json)).await?.ok_or_else(|| Error::not_found("memory", *id))
+        }
+        ([id], "PATCH") => {
+            validate_id("memory_id", id)?;
+            let patch = patch_from_json(&parse_json::<Value>(req.body)?, ctx.namespace)?;
+            let vector = match &patch.text {
+                Some(t) => embed_texts(store, ctx.services, std::slice::from_ref(t)).await?.pop(),
+                None => None,
+            };
+            match store.apply(Op::Ltm(LtmOp::Update { id: (*id).to_owned(), patch, vector }), ctx.now).await? {
+                Applied::Ltm(LtmApplied::Updated(r)) => Ok(record_json(&r)),
+                other => Err(Error::Internal { detail: format!("update returned {other:?}") }),
+            }
+        }
+        ([] | [""] | ["search"] | ["forget"] | [_], other) => Err(Error::MethodNotAllowed { method: other.to_owned() }),
+        _ => Err(Error::not_found("route", req.path)),
+    }
+}

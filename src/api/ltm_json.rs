@@ -1,0 +1,144 @@
+//! AMS's MemoryRecord JSON ↔ the core's [`MemoryRecord`]: times as RFC 3339
+//! strings (or null), `discrete_memory_extracted` as `"t"`/`"f"`, defaults
+//! filled as AMS fills them.
+
+use serde_json::{json, Map, Value};
+
+use crate::core::error::{Error, Result};
+use crate::core::ids::ulid;
+use crate::core::ltm::filter::parse_time;
+use crate::core::ltm::record::{MemoryPatch, MemoryRecord, MemoryType};
+use crate::core::time::{format_rfc3339, Millis};
+
+fn string(field: &str, v: Option<&Value>) -> Result<Option<String>> {
+    match v {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(_) => Err(Error::invalid(field, "must be a string")),
+    }
+}
+
+fn strings(field: &str, v: Option<&Value>) -> Result<Option<Vec<String>>> {
+    match v {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|x| x.as_str().map(str::to_owned).ok_or_else(|| Error::invalid(field, "must be an array of strings")))
+            .collect::<Result<Vec<_>>>()
+            .map(Some),
+        Some(_) => Err(Error::invalid(field, "must be an array of strings")),
+    }
+}
+
+fn time(field: &str, v: Option<&Value>) -> Result<Option<Millis>> {
+    match v {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => parse_time(field, v).map(Some),
+    }
+}
+
+/// A record from AMS JSON (`ClientMemoryRecord` or `MemoryRecord`), for the
+/// tenant `namespace`. Missing ids get a ULID; missing times are `now`; the
+/// hash is computed unless the client sent one (as AMS keeps it).
+pub fn record_from_json(field: &str, v: &Value, namespace: Option<&str>, now: Millis, random: &mut dyn FnMut() -> [u8; 10]) -> Result<MemoryRecord> {
+    let o = v.as_object().ok_or_else(|| Error::invalid(field, "must be an object"))?;
+    let f = |name: &str| format!("{field}.{name}");
+    let text = string(&f("text"), o.get("text"))?.ok_or_else(|| Error::invalid(f("text"), "is required"))?;
+    let id = string(&f("id"), o.get("id"))?.unwrap_or_else(|| ulid(now, random()));
+    // AMS's ClientMemoryRecord defaults memory_type to "message".
+    let memory_type = match string(&f("memory_type"), o.get("memory_type"))? {
+        None => MemoryType::Message,
+        Some(s) => MemoryType::parse(&f("memory_type"), &s)?,
+    };
+    let mut r = MemoryRecord::new(id, text, memory_type, now);
+    r.session_id = string(&f("session_id"), o.get("session_id"))?;
+    r.user_id = string(&f("user_id"), o.get("user_id"))?;
+    r.namespace = string(&f("namespace"), o.get("namespace"))?;
+    if let (Some(routed), Some(given)) = (namespace, r.namespace.as_deref()) {
+        if routed != given {
+            return Err(Error::invalid(f("namespace"), format!("says {given:?} but the request is for {routed:?}")));
+        }
+    }
+    if r.namespace.is_none() {
+        r.namespace = namespace.map(str::to_owned);
+    }
+    r.topics = strings(&f("topics"), o.get("topics"))?.unwrap_or_default();
+    r.entities = strings(&f("entities"), o.get("entities"))?.unwrap_or_default();
+    r.extracted_from = strings(&f("extracted_from"), o.get("extracted_from"))?.unwrap_or_default();
+    r.created_at = time(&f("created_at"), o.get("created_at"))?.unwrap_or(now);
+    r.last_accessed = time(&f("last_accessed"), o.get("last_accessed"))?.unwrap_or(r.created_at);
+    r.updated_at = time(&f("updated_at"), o.get("updated_at"))?.unwrap_or(now).max(r.created_at);
+    r.event_date = time(&f("event_date"), o.get("event_date"))?;
+    r.persisted_at = Some(time(&f("persisted_at"), o.get("persisted_at"))?.unwrap_or(now));
+    r.pinned = matches!(o.get("pinned"), Some(Value::Bool(true)));
+    if let Some(Value::Object(m)) = o.get("metadata") {
+        r.metadata = m.clone();
+    }
+    if let Some(s) = string(&f("extraction_strategy"), o.get("extraction_strategy"))? {
+        r.extraction_strategy = s;
+    }
+    r.discrete_memory_extracted = matches!(o.get("discrete_memory_extracted"), Some(Value::String(s)) if s == "t") || matches!(o.get("discrete_memory_extracted"), Some(Value::Bool(true)));
+    match string(&f("memory_hash"), o.get("memory_hash"))? {
+        Some(h) if !h.is_empty() => r.memory_hash = h,
+        _ => r.refresh_hash(),
+    }
+    r.validate()?;
+    Ok(r)
+}
+
+/// AMS's `MemoryRecord` JSON.
+pub fn record_json(r: &MemoryRecord) -> Value {
+    json!({
+        "id": r.id,
+        "text": r.text,
+        "session_id": r.session_id,
+        "user_id": r.user_id,
+        "namespace": r.namespace,
+        "last_accessed": format_rfc3339(r.last_accessed),
+        "created_at": format_rfc3339(r.created_at),
+        "updated_at": format_rfc3339(r.updated_at),
+        "pinned": r.pinned,
+        "access_count": r.access_count,
+        "topics": r.topics,
+        "entities": r.entities,
+        "memory_hash": r.memory_hash,
+        "discrete_memory_extracted": if r.discrete_memory_extracted { "t" } else { "f" },
+        "memory_type": r.memory_type.as_str(),
+        "persisted_at": r.persisted_at.map(format_rfc3339),
+        "extracted_from": r.extracted_from,
+        "event_date": r.event_date.map(format_rfc3339),
+        "extraction_strategy": r.extraction_strategy,
+        "extraction_strategy_config": r.extraction_strategy_config,
+        "metadata": r.metadata,
+    })
+}
+
+/// AMS's `EditMemoryRecordRequest`: nulls and absent fields change nothing.
+pub fn patch_from_json(v: &Value, namespace: Option<&str>) -> Result<MemoryPatch> {
+    let o: &Map<String, Value> = v.as_object().ok_or_else(|| Error::invalid("body", "must be an object"))?;
+    const KNOWN: [&str; 9] = ["text", "topics", "entities", "memory_type", "namespace", "user_id", "session_id", "event_date", "pinned"];
+    if let Some(k) = o.keys().find(|k| !KNOWN.contains(&k.as_str())) {
+        return Err(Error::invalid(k.as_str(), "is not an editable field"));
+    }
+    let ns = string("namespace", o.get("namespace"))?;
+    if let (Some(routed), Some(given)) = (namespace, ns.as_deref()) {
+        if routed != given {
+            return Err(Error::invalid("namespace", "a memory cannot move to another namespace (tenant)"));
+        }
+    }
+    Ok(MemoryPatch {
+        text: string("text", o.get("text"))?,
+        topics: strings("topics", o.get("topics"))?,
+        entities: strings("entities", o.get("entities"))?,
+        memory_type: string("memory_type", o.get("memory_type"))?.map(|s| MemoryType::parse("memory_type", &s)).transpose()?,
+        namespace: ns,
+        user_id: string("user_id", o.get("user_id"))?,
+        session_id: string("session_id", o.get("session_id"))?,
+        event_date: time("event_date", o.get("event_date"))?,
+        pinned: match o.get("pinned") {
+            None | Some(Value::Null) => None,
+            Some(Value::Bool(b)) => Some(*b),
+            Some(_) => return Err(Error::invalid("pinned", "must be a boolean")),
+        },
+    })
+}

@@ -1,0 +1,422 @@
+//! Long-term memory of one tenant: AMS's MemoryRecords, their vectors in the
+//! segmented index, and a BM25 index over their text.
+//!
+//! Records and vectors are state (logged as ops, snapshotted); the BM25
+//! index is derived and rebuilt when a snapshot loads. The vector index is
+//! snapshotted as its own encoded blob, graphs included, so a cold start
+//! does not rebuild them. Segment compaction is maintenance outside the op
+//! log: it changes the layout, never the contents, so equality is logical
+//! (same records, same live vectors).
+
+pub mod search;
+#[cfg(test)]
+mod tests;
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::{Deserialize, Serialize};
+
+use crate::core::error::{Error, Result};
+use crate::core::limits;
+use crate::core::ltm::record::{MemoryPatch, MemoryRecord};
+use crate::core::ltm::{Analyzer, Bm25Index, Bm25Params};
+use crate::core::time::Millis;
+use crate::core::vector::{self, CompactReport, VectorIndex};
+
+pub use search::{Mode, Scored, SearchRequest, SearchResult};
+
+/// Vectors as little-endian bytes inside ops and snapshots: MessagePack
+/// `bin`, copied in bulk rather than one float at a time.
+pub mod f32_bytes {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &[f32], s: S) -> Result<S::Ok, S::Error> {
+        let mut b = Vec::with_capacity(v.len() * 4);
+        for x in v {
+            b.extend_from_slice(&x.to_le_bytes());
+        }
+        s.serialize_bytes(&b)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<f32>, D::Error> {
+        let b: serde_bytes_like::Bytes = Deserialize::deserialize(d)?;
+        if b.0.len() % 4 != 0 {
+            return Err(serde::de::Error::custom("vector bytes not a multiple of 4"));
+        }
+        Ok(b.0.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
+    }
+
+    /// Accepts MessagePack `bin` (and, for robustness, an array of bytes).
+    pub mod serde_bytes_like {
+        use serde::de::{SeqAccess, Visitor};
+        use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+        #[derive(Debug, Clone, Default, PartialEq, Eq)]
+        pub struct Bytes(pub Vec<u8>);
+
+        impl Serialize for Bytes {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_bytes(&self.0)
+            }
+        }
+
+        impl<'de> Deserialize<'de> for Bytes {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Bytes, D::Error> {
+                struct V;
+                impl<'de> Visitor<'de> for V {
+                    type Value = Bytes;
+                    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                        f.write_str("bytes")
+                    }
+                    fn visit_bytes<E>(self, v: &[u8]) -> Result<Bytes, E> {
+                        Ok(Bytes(v.to_vec()))
+                    }
+                    fn visit_byte_buf<E>(self, v: Vec<u8>) -> Result<Bytes, E> {
+                        Ok(Bytes(v))
+                    }
+                    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Bytes, A::Error> {
+                        let mut out = Vec::new();
+                        while let Some(b) = seq.next_element::<u8>()? {
+                            out.push(b);
+                        }
+                        Ok(Bytes(out))
+                    }
+                }
+                d.deserialize_bytes(V)
+            }
+        }
+    }
+}
+
+use f32_bytes::serde_bytes_like::Bytes;
+
+/// A record with its vector, as a create op carries it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NewRecord {
+    pub record: MemoryRecord,
+    #[serde(with = "f32_bytes")]
+    pub vector: Vec<f32>,
+}
+
+/// A long-term memory mutation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum LtmOp {
+    /// Create records (an existing id is overwritten, as in AMS). With
+    /// `deduplicate`, a record whose `memory_hash` another live record
+    /// already has is skipped.
+    Create { records: Vec<NewRecord>, deduplicate: bool },
+    /// Patch one record; `vector` is its new embedding when the text changed.
+    Update {
+        id: String,
+        patch: MemoryPatch,
+        #[serde(default, with = "opt_f32_bytes")]
+        vector: Option<Vec<f32>>,
+    },
+    /// Delete records; missing ids are ignored (AMS).
+    Delete { ids: Vec<String> },
+}
+
+mod opt_f32_bytes {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &Option<Vec<f32>>, s: S) -> Result<S::Ok, S::Error> {
+        match v {
+            Some(v) => super::f32_bytes::serialize(v, s),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<f32>>, D::Error> {
+        let b: Option<super::Bytes> = Option::deserialize(d)?;
+        match b {
+            None => Ok(None),
+            Some(b) if b.0.len() % 4 != 0 => Err(serde::de::Error::custom("vector bytes not a multiple of 4")),
+            Some(b) => Ok(Some(b.0.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())),
+        }
+    }
+}
+
+/// What a long-term op did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LtmApplied {
+    Created { created: Vec<String>, duplicates: Vec<String> },
+    Updated(Box<MemoryRecord>),
+    Deleted { deleted: Vec<String> },
+}
+
+/// The snapshot form: records with their keys, and the encoded index.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct LongTermSnapshot {
+    pub next_key: u64,
+    pub records: Vec<(u64, MemoryRecord)>,
+    /// [`VectorIndex::encode`], or empty before the first vector.
+    pub index: Bytes,
+}
+
+/// One tenant's long-term memory.
+#[derive(Debug)]
+pub struct LongTerm {
+    records: BTreeMap<u64, MemoryRecord>,
+    ids: HashMap<String, u64>,
+    hashes: HashMap<String, u64>,
+    next_key: u64,
+    index: Option<VectorIndex>,
+    bm25: Bm25Index,
+}
+
+impl Clone for LongTerm {
+    fn clone(&self) -> Self {
+        // The index has no cheap clone of its graphs; its encoding is exact.
+        let index = self.index.as_ref().and_then(|i| VectorIndex::decode(&i.encode()).ok());
+        let mut bm25 = new_bm25();
+        for (k, r) in &self.records {
+            let _ = bm25.add(*k, &r.text);
+        }
+        LongTerm { records: self.records.clone(), ids: self.ids.clone(), hashes: self.hashes.clone(), next_key: self.next_key, index, bm25 }
+    }
+}
+
+impl PartialEq for LongTerm {
+    /// Logical equality: the same records under the same keys, and the same
+    /// live vectors, whatever the segment layout.
+    fn eq(&self, other: &Self) -> bool {
+        let vectors = |l: &LongTerm| l.index.as_ref().map(|i| i.live_entries()).unwrap_or_default();
+        self.records == other.records && self.next_key == other.next_key && vectors(self) == vectors(other)
+    }
+}
+
+fn new_bm25() -> Bm25Index {
+    Bm25Index::new(Analyzer::default(), Bm25Params::default())
+}
+
+impl Default for LongTerm {
+    fn default() -> Self {
+        LongTerm { records: BTreeMap::new(), ids: HashMap::new(), hashes: HashMap::new(), next_key: 0, index: None, bm25: new_bm25() }
+    }
+}
+
+impl LongTerm {
+    pub fn new() -> LongTerm {
+        LongTerm::default()
+    }
+
+    /// Number of live records.
+    pub fn len(&self) -> usize {
+        self.records.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.records.is_empty()
+    }
+
+    /// The record with this id.
+    pub fn get(&self, id: &str) -> Option<&MemoryRecord> {
+        self.ids.get(id).and_then(|k| self.records.get(k))
+    }
+
+    /// All records, in key (insertion) order.
+    pub fn records(&self) -> impl Iterator<Item = &MemoryRecord> {
+        self.records.values()
+    }
+
+    /// The vector dimension fixed by the first insert.
+    pub fn dim(&self) -> Option<usize> {
+        self.index.as_ref().map(|i| i.config().dim)
+    }
+
+    /// The vector index, for stats and the page's "which segment" display.
+    pub fn index(&self) -> Option<&VectorIndex> {
+        self.index.as_ref()
+    }
+
+    /// Validates an op against the state without changing it.
+    fn check_vector(&self, v: &[f32]) -> Result<()> {
+        if let Some(d) = self.dim() {
+            if v.len() != d {
+                return Err(Error::InvalidVector { code: "dimension_mismatch", detail: format!("this namespace holds {d}-dimensional vectors, got {}", v.len()) });
+            }
+        }
+        if v.is_empty() || v.len() > limits::VECTOR_DIM_MAX {
+            return Err(Error::InvalidVector { code: "dimension_mismatch", detail: format!("vectors have 1 to {} components, got {}", limits::VECTOR_DIM_MAX, v.len()) });
+        }
+        if let Some(i) = v.iter().position(|x| !x.is_finite() || x.abs() > limits::VECTOR_COMPONENT_ABS_MAX) {
+            return Err(Error::InvalidVector { code: "non_finite", detail: format!("component {i} is not a finite number of sane size") });
+        }
+        if v.iter().all(|x| *x == 0.0) {
+            return Err(Error::InvalidVector { code: "zero_vector", detail: "cosine needs a vector with a direction".into() });
+        }
+        Ok(())
+    }
+
+    fn index_mut(&mut self, dim: usize) -> Result<&mut VectorIndex> {
+        if self.index.is_none() {
+            self.index = Some(VectorIndex::new(vector::Config::new(dim, vector::Metric::Cosine))?);
+        }
+        self.index.as_mut().ok_or_else(|| Error::Internal { detail: "index missing".into() })
+    }
+
+    /// Applies an op at `now`. On error nothing has changed.
+    pub fn apply(&mut self, op: &LtmOp, now: Millis) -> Result<LtmApplied> {
+        match op {
+            LtmOp::Create { records, deduplicate } => {
+                if records.len() > limits::LTM_CREATE_BATCH_MAX {
+                    return Err(Error::LimitExceeded { what: "memories in one create".into(), limit: limits::LTM_CREATE_BATCH_MAX as u64 });
+                }
+                let dim = records.first().map(|r| r.vector.len());
+                let mut seen = std::collections::HashSet::new();
+                for (i, r) in records.iter().enumerate() {
+                    r.record.validate().map_err(|e| prefix(&format!("memories[{i}]"), e))?;
+                    if Some(r.vector.len()) != dim {
+                        return Err(Error::InvalidVector { code: "dimension_mismatch", detail: format!("memories[{i}] has {} dimensions, memories[0] {}", r.vector.len(), dim.unwrap_or(0)) });
+                    }
+                    self.check_vector(&r.vector).map_err(|e| prefix(&format!("memories[{i}].vector"), e))?;
+                    if !seen.insert(r.record.id.as_str()) {
+                        return Err(Error::invalid(format!("memories[{i}].id"), "duplicate id in one request"));
+                    }
+                }
+                let new_ids = records.iter().filter(|r| !self.ids.contains_key(&r.record.id)).count();
+                if self.records.len() + new_ids > limits::LTM_RECORDS_MAX {
+                    return Err(Error::LimitExceeded { what: "long-term memories".into(), limit: limits::LTM_RECORDS_MAX as u64 });
+                }
+                let Some(dim) = dim else {
+                    return Ok(LtmApplied::Created { created: Vec::new(), duplicates: Vec::new() });
+                };
+                // Everything is checked; from here the op cannot fail halfway.
+                self.index_mut(dim)?;
+                let (mut created, mut duplicates) = (Vec::new(), Vec::new());
+                for r in records {
+                    if *deduplicate {
+                        if let Some(k) = self.hashes.get(&r.record.memory_hash) {
+                            if self.records.get(k).is_some_and(|x| x.id != r.record.id) {
+                                duplicates.push(r.record.id.clone());
+                                continue;
+                            }
+                        }
+                    }
+                    self.put(r.record.clone(), &r.vector, now)?;
+                    created.push(r.record.id.clone());
+                }
+                Ok(LtmApplied::Created { created, duplicates })
+            }
+            LtmOp::Update { id, patch, vector } => {
+                let old = self.get(id).ok_or_else(|| Error::not_found("memory", id))?;
+                let next = patch.apply(old, now)?;
+                if let Some(v) = vector {
+                    self.check_vector(v)?;
+                }
+                let key = self.ids[id];
+                let old_hash = old.memory_hash.clone();
+                self.hashes.remove(&old_hash);
+                self.bm25.remove(key);
+                self.bm25.add(key, &next.text)?;
+                if let (Some(v), Some(index)) = (vector, self.index.as_mut()) {
+                    index.add(key, v)?;
+                }
+                self.hashes.insert(next.memory_hash.clone(), key);
+                self.records.insert(key, next.clone());
+                Ok(LtmApplied::Updated(Box::new(next)))
+            }
+            LtmOp::Delete { ids } => {
+                if ids.len() > limits::LTM_DELETE_BATCH_MAX {
+                    return Err(Error::LimitExceeded { what: "ids in one delete".into(), limit: limits::LTM_DELETE_BATCH_MAX as u64 });
+                }
+                let mut deleted = Vec::new();
+                for id in ids {
+                    if let Some(key) = self.ids.remove(id) {
+                        if let Some(r) = self.records.remove(&key) {
+                            if self.hashes.get(&r.memory_hash) == Some(&key) {
+                                self.hashes.remove(&r.memory_hash);
+                            }
+                        }
+                        self.bm25.remove(key);
+                        if let Some(i) = self.index.as_mut() {
+                            i.remove(key);
+                        }
+                        deleted.push(id.clone());
+                    }
+                }
+                Ok(LtmApplied::Deleted { deleted })
+            }
+        }
+    }
+
+    /// Inserts or overwrites one validated record with its vector.
+    fn put(&mut self, record: MemoryRecord, v: &[f32], _now: Millis) -> Result<()> {
+        let key = match self.ids.get(&record.id) {
+            Some(&k) => {
+                if let Some(old) = self.records.get(&k) {
+                    if self.hashes.get(&old.memory_hash) == Some(&k) {
+                        self.hashes.remove(&old.memory_hash);
+                    }
+                }
+                self.bm25.remove(k);
+                k
+            }
+            None => {
+                let k = self.next_key;
+                self.next_key += 1;
+                self.ids.insert(record.id.clone(), k);
+                k
+            }
+        };
+        self.bm25.add(key, &record.text)?;
+        if let Some(index) = self.index.as_mut() {
+            index.add(key, v)?;
+        }
+        self.hashes.insert(record.memory_hash.clone(), key);
+        self.records.insert(key, record);
+        Ok(())
+    }
+
+    /// Seals and merges vector segments, building at most `work_points_max`
+    /// points. Maintenance: the contents do not change.
+    pub fn compact(&mut self, work_points_max: usize) -> Result<Option<CompactReport>> {
+        match self.index.as_mut() {
+            Some(i) => i.compact(work_points_max).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The snapshot form.
+    pub fn to_snapshot(&self) -> LongTermSnapshot {
+        LongTermSnapshot {
+            next_key: self.next_key,
+            records: self.records.iter().map(|(k, r)| (*k, r.clone())).collect(),
+            index: Bytes(self.index.as_ref().map(VectorIndex::encode).unwrap_or_default()),
+        }
+    }
+
+    /// Rebuilds from a snapshot: records validated, the index decoded as is
+    /// (no graph rebuild), BM25 re-derived from the texts.
+    pub fn from_snapshot(s: LongTermSnapshot) -> Result<LongTerm> {
+        if s.records.len() > limits::LTM_RECORDS_MAX {
+            return Err(Error::SnapshotCorrupt { reason: "more long-term memories than the limit".into() });
+        }
+        let mut lt = LongTerm::new();
+        lt.next_key = s.next_key;
+        if !s.index.0.is_empty() {
+            lt.index = Some(VectorIndex::decode(&s.index.0)?);
+        }
+        for (k, r) in s.records {
+            r.validate().map_err(|e| Error::SnapshotCorrupt { reason: format!("memory {:?}: {e}", r.id) })?;
+            let live = lt.index.as_ref().is_some_and(|i| i.contains(k));
+            if k >= lt.next_key || !live || lt.ids.insert(r.id.clone(), k).is_some() {
+                return Err(Error::SnapshotCorrupt { reason: format!("memory {:?}: key {k} inconsistent", r.id) });
+            }
+            lt.bm25.add(k, &r.text).map_err(|e| Error::SnapshotCorrupt { reason: e.to_string() })?;
+            lt.hashes.insert(r.memory_hash.clone(), k);
+            lt.records.insert(k, r);
+        }
+        if lt.index.as_ref().map_or(0, VectorIndex::len) != lt.records.len() {
+            return Err(Error::SnapshotCorrupt { reason: "vector index and records disagree".into() });
+        }
+        Ok(lt)
+    }
+}
+
+fn prefix(field: &str, e: Error) -> Error {
+    match e {
+        Error::InvalidInput { field: f, reason } => Error::InvalidInput { field: format!("{field}.{f}"), reason },
+        other => other,
+    }
+}

@@ -1,0 +1,209 @@
+//! Long-term search: semantic (the vector index), keyword (BM25) and hybrid
+//! (AMS's alpha blend or reciprocal-rank fusion), AMS filters, a recency
+//! re-rank, paging.
+//!
+//! A filter is resolved to the exact set of matching keys first. A small set
+//! is answered by scanning exactly those vectors and documents; a large one
+//! becomes a predicate the HNSW search oversamples against. Either way a
+//! record that fails the filter is never returned.
+
+use std::collections::HashSet;
+
+use crate::core::error::{Error, Result};
+use crate::core::limits;
+use crate::core::ltm::filter::Filter;
+use crate::core::ltm::rank::{alpha_hybrid, normalize_by_max, rerank_with_recency, rrf, RecencyHit, RecencyParams, TextNorm};
+use crate::core::ltm::{Bm25Scratch, KeyFilter};
+use crate::core::time::Millis;
+use crate::core::vector::{self, Hit, Scratch, SearchParams};
+
+use super::LongTerm;
+
+/// Search mode (AMS's `search_mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Semantic,
+    Keyword,
+    Hybrid,
+}
+
+impl Mode {
+    pub fn parse(s: &str) -> Result<Mode> {
+        match s {
+            "semantic" => Ok(Mode::Semantic),
+            "keyword" => Ok(Mode::Keyword),
+            "hybrid" => Ok(Mode::Hybrid),
+            other => Err(Error::invalid("search_mode", format!("{other:?} is not semantic, keyword or hybrid"))),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Semantic => "semantic",
+            Mode::Keyword => "keyword",
+            Mode::Hybrid => "hybrid",
+        }
+    }
+}
+
+/// How hybrid search fuses its two rankings.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Fusion {
+    /// AMS's `hybrid_alpha` blend (default 0.7), keyword scores divided by
+    /// their best so alpha means what it says.
+    Alpha(f64),
+    /// Reciprocal-rank fusion with k = 60.
+    Rrf,
+}
+
+/// One search.
+#[derive(Debug, Clone, Copy)]
+pub struct SearchRequest<'a> {
+    pub text: &'a str,
+    /// The query embedding; required for semantic and hybrid.
+    pub vector: Option<&'a [f32]>,
+    pub mode: Mode,
+    pub fusion: Fusion,
+    pub filter: &'a Filter,
+    pub limit: usize,
+    pub offset: usize,
+    /// Semantic only: drop hits whose cosine distance is larger.
+    pub distance_threshold: Option<f64>,
+    /// AMS's recency re-rank, when enabled.
+    pub recency: Option<RecencyParams>,
+    /// HNSW beam width; default the index's.
+    pub ef: Option<usize>,
+}
+
+/// One hit: AMS's `dist` (cosine distance, or `1 - score` for keyword and
+/// hybrid), the score, and which vector segment answered (if any).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Scored {
+    pub key: u64,
+    pub dist: f64,
+    pub score: f64,
+    pub segment: Option<u32>,
+}
+
+/// A page of hits plus how many matched before paging.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchResult {
+    pub hits: Vec<Scored>,
+    pub total: usize,
+    /// The filter was answered by an exact scan of the matching keys.
+    pub exact: bool,
+}
+
+/// Reciprocal-rank fusion's constant (Cormack et al.).
+const RRF_K: f64 = 60.0;
+
+impl LongTerm {
+    /// The record stored under `key`.
+    pub fn record_by_key(&self, key: u64) -> Option<&crate::core::ltm::record::MemoryRecord> {
+        self.records.get(&key)
+    }
+
+    /// Runs a search at `now` (for recency).
+    pub fn search(&self, req: &SearchRequest<'_>, now: Millis) -> Result<SearchResult> {
+        if req.limit == 0 || req.limit > limits::VECTOR_K_MAX {
+            return Err(Error::invalid("limit", format!("must be 1 to {}", limits::VECTOR_K_MAX)));
+        }
+        if req.offset > limits::LTM_SEARCH_OFFSET_MAX {
+            return Err(Error::invalid("offset", format!("must be at most {}", limits::LTM_SEARCH_OFFSET_MAX)));
+        }
+        if req.text.len() > limits::QUERY_TEXT_BYTES_MAX {
+            return Err(Error::too_large("text", req.text.len(), limits::QUERY_TEXT_BYTES_MAX));
+        }
+        if let Some(t) = req.distance_threshold {
+            if !(t.is_finite() && (0.0..=2.0).contains(&t)) {
+                return Err(Error::invalid("distance_threshold", "must be between 0 and 2"));
+            }
+        }
+        if let Some(p) = &req.recency {
+            p.validate()?;
+        }
+        // Candidates: enough for the page, capped by the index's k bound.
+        let k = (req.offset + req.limit).min(limits::VECTOR_K_MAX);
+        let matched: Option<Vec<u64>> = if req.filter.is_empty() {
+            None
+        } else {
+            Some(self.records.iter().filter(|(_, r)| req.filter.matches(r)).map(|(k, _)| *k).collect())
+        };
+        if matched.as_ref().is_some_and(Vec::is_empty) || self.records.is_empty() {
+            return Ok(SearchResult { hits: Vec::new(), total: 0, exact: true });
+        }
+        let exact = matched.as_ref().is_some_and(|m| m.len() <= limits::VECTOR_FILTER_EXACT_KEYS_MAX);
+        let set: Option<HashSet<u64>> = matched.as_ref().filter(|_| !exact).map(|m| m.iter().copied().collect());
+        let pred = |key: u64| set.as_ref().is_none_or(|s| s.contains(&key));
+
+        let semantic = |out: &mut Vec<Hit>| -> Result<()> {
+            let v = req.vector.ok_or_else(|| Error::invalid("vector", "semantic and hybrid search need a query embedding"))?;
+            let Some(index) = self.index.as_ref() else { return Ok(()) };
+            let filter = match (&matched, exact) {
+                (None, _) => vector::Filter::None,
+                (Some(m), true) => vector::Filter::Keys(m),
+                (Some(_), false) => vector::Filter::Predicate(&pred),
+            };
+            let mut scratch = Scratch::default();
+            index.search(v, &SearchParams { k, ef: req.ef }, &filter, &mut scratch, out)
+        };
+        let keyword = |out: &mut Vec<(u64, f32)>| -> Result<()> {
+            let filter = match &matched {
+                None => KeyFilter::All,
+                Some(m) => KeyFilter::Subset(m),
+            };
+            self.bm25.search(req.text, k, filter, &mut Bm25Scratch::default(), out)
+        };
+
+        let mut hits: Vec<Scored> = match req.mode {
+            Mode::Semantic => {
+                let mut out = Vec::new();
+                semantic(&mut out)?;
+                out.iter()
+                    .map(|h| Scored { key: h.key, dist: 1.0 - f64::from(h.score), score: f64::from(h.score), segment: Some(h.segment) })
+                    .filter(|s| req.distance_threshold.is_none_or(|t| s.dist <= t))
+                    .collect()
+            }
+            Mode::Keyword => {
+                let mut out = Vec::new();
+                keyword(&mut out)?;
+                let mut scored: Vec<(u64, f64)> = out.iter().map(|&(k, s)| (k, f64::from(s))).collect();
+                normalize_by_max(&mut scored);
+                scored.into_iter().map(|(key, score)| Scored { key, dist: 1.0 - score, score, segment: None }).collect()
+            }
+            Mode::Hybrid => {
+                let (mut v, mut kw) = (Vec::new(), Vec::new());
+                semantic(&mut v)?;
+                keyword(&mut kw)?;
+                let segments: std::collections::HashMap<u64, u32> = v.iter().map(|h| (h.key, h.segment)).collect();
+                let mut fused = Vec::new();
+                match req.fusion {
+                    Fusion::Alpha(alpha) => {
+                        let dists: Vec<(u64, f32)> = v.iter().map(|h| (h.key, 1.0 - h.score)).collect();
+                        alpha_hybrid(&kw, &dists, alpha, TextNorm::Max, &mut fused)?;
+                    }
+                    Fusion::Rrf => {
+                        let a: Vec<u64> = v.iter().map(|h| h.key).collect();
+                        let b: Vec<u64> = kw.iter().map(|h| h.0).collect();
+                        rrf(&[&a, &b], RRF_K, &mut fused);
+                        normalize_by_max(&mut fused);
+                    }
+                }
+                fused.truncate(k);
+                fused.into_iter().map(|(key, score)| Scored { key, dist: 1.0 - score, score, segment: segments.get(&key).copied() }).collect()
+            }
+        };
+        if let Some(p) = &req.recency {
+            let mut rh: Vec<RecencyHit> = hits
+                .iter()
+                .filter_map(|h| self.records.get(&h.key).map(|r| RecencyHit { key: h.key, dist: h.dist, last_accessed: r.last_accessed, created_at: r.created_at }))
+                .collect();
+            rerank_with_recency(&mut rh, now, p);
+            let by_key: std::collections::HashMap<u64, Scored> = hits.iter().map(|h| (h.key, *h)).collect();
+            hits = rh.iter().filter_map(|h| by_key.get(&h.key).copied()).collect();
+        }
+        let total = hits.len();
+        let page = hits.into_iter().skip(req.offset).take(req.limit).collect();
+        Ok(SearchResult { hits: page, total, exact: matched.is_none() || exact })
+    }
+}
