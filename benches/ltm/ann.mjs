@@ -7,11 +7,13 @@
 //
 // Environment: LTM_ONLY=name,name (substring match) runs a subset;
 // LTM_EXACT_QUERIES (default 500) is the fixed query subset for exact scans;
-// LTM_EDGEVEC_EFS (default 24,128: each is a 12,748-row build); EDGEMEM_PKG points at another build.
+// LTM_EDGEVEC_EFS (default 24,128: each is a 12,748-row build); EDGEMEM_PKG points at another build;
+// LTM_CLOCK=wall times with the wall clock instead of CPU time (see common.mjs).
 import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { gzipSync } from "node:zlib";
 import * as C from "./common.mjs";
 import { edgememAnn } from "./ann-edgemem.mjs";
@@ -250,7 +252,7 @@ async function hnswlibWasm() {
   // loader insists on IndexedDB; the emscripten factory itself runs in Node.
   globalThis.window ??= globalThis;
   const file = join(modulePath("hnswlib-wasm/package.json"), "../dist/hnswlib-317962d7.js");
-  const lib = await (await import(new URL(`file://${file}`).href)).default();
+  const lib = await (await import(pathToFileURL(file).href)).default();
   const wasmBefore = lib.HEAP8.length;
   const before = C.memory();
   const t0 = now();
@@ -380,12 +382,11 @@ async function edgevec() {
     points.push({ ef, ...r });
     log(`edgevec ef=${ef}: recall ${r.recall.toFixed(4)} at ${C.fmt(r.qps)} q/s`);
     if (ef === EDGEVEC_EFS[EDGEVEC_EFS.length - 1]) {
-      const base = ids[0];
-      const labelOf = (id) => (id - base < n ? id - base : n + (id - base - n));
+      // edgevec numbers rows itself, consecutively: the i-th new row is label n + i.
       inserts = await insertProbe(
         "edgevec",
         (v) => index.insert(v),
-        (v) => index.search(v, K).map((h) => labelOf(h.id)),
+        (v) => index.search(v, K).map((h) => h.id - ids[0]),
       );
       inserts.note = `searches at ef_search=${ef}`;
     }
@@ -527,7 +528,7 @@ function memoryCell(m) {
   return `${C.fmt(m.rss_mb)} / ${C.fmt(m.heap_mb)} / ${C.fmt(m.external_mb)}${own.map(([k, v]) => `; ${k} ${C.fmt(v, 1)}`).join("")}`;
 }
 const ms = (x, d = 2) => (x === null || x === undefined ? "n/a" : C.fmt(x, d));
-console.log(`\n### ANN: recall@10 vs queries/s (rustdocs, ${n} × ${DIM}, ${nq} queries, M=${M}, efConstruction=${EF_CONSTRUCTION}, Node ${process.version}, one thread)\n`);
+console.log(`\n### ANN: recall@10 vs queries/s (rustdocs, ${n} × ${DIM}, ${nq} queries, M=${M}, efConstruction=${EF_CONSTRUCTION}, Node ${process.version}, one thread, ${C.CLOCK === "cpu" ? "CPU-time clock" : "wall clock"})\n`);
 console.log(
   C.table(
     ["library", "q/s @ recall ≥ 0.95", "q/s @ ≥ 0.99", "max recall (ef)", "build s", "insert ms (mean)", "insert→searchable p50 / p99 ms", "restore ms", "memory Δ MB (rss / heap / ext)"],

@@ -13,7 +13,7 @@
 // hybrid modes answer about 2 queries/s, so they run on every LTM_SLOW_STRIDE-th
 // row (default 32, a subset of the main set), and a second table compares
 // every method on that subset.
-// LTM_ONLY=name,name (substring match) runs a subset; EDGEMEM_PKG as in ann.mjs.
+// LTM_ONLY=name,name (substring match) runs a subset; EDGEMEM_PKG and LTM_CLOCK as in ann.mjs.
 import { createRequire } from "node:module";
 import * as C from "./common.mjs";
 import { edgememRetrieval } from "./retrieval-edgemem.mjs";
@@ -246,7 +246,7 @@ const f3 = (x) => (x === undefined || Number.isNaN(x) ? "n/a" : x.toFixed(3));
 const kindCounts = (list) => KINDS.map((k) => `${k} ${list.filter((q) => q.kind === k).length}`).join(", ");
 const main = results.filter((r) => r.quality && !r.slow).sort((a, b) => b.quality.all.ndcg - a.quality.all.ndcg);
 const everyone = results.filter((r) => r.quality_slow_subset).sort((a, b) => b.quality_slow_subset.all.ndcg - a.quality_slow_subset.all.ndcg);
-console.log(`\n### Retrieval quality: ${queries.length} labelled rustdocs queries (every ${STRIDE}th row of ${allQueries.length}: ${kindCounts(queries)}), top ${K}, passage text only\n`);
+console.log(`\n### Retrieval quality: ${queries.length} labelled rustdocs queries (every ${STRIDE}th row of ${allQueries.length}: ${kindCounts(queries)}), top ${K}, passage text only, ${C.CLOCK === "cpu" ? "CPU-time clock" : "wall clock"}\n`);
 console.log(
   C.table(
     ["method", "mode", "nDCG@10", "recall@10", "MRR@10", ...KINDS.map((k) => `nDCG ${k}`), "queries/s", "index s"],
