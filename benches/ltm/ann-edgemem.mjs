@@ -6,36 +6,34 @@ import { fileURLToPath } from "node:url";
 import * as C from "./common.mjs";
 
 const { DIM, log, now } = C;
-const COMPACT_WORK_POINTS = 2048;
-const COMPACT_CALLS_MAX = 100_000;
+// One bound large enough for a single graph over the whole set (the core's
+// segment cap is 65,536 points): the sweep measures fully built HNSW.
+const COMPACT_WORK_POINTS = 65_536;
+const COMPACT_CALLS_MAX = 10_000;
 const ADD_BATCH_ROWS = 1024;
 
 const api = {
   VectorIndex: (em) => em.index.VectorIndex ?? em.raw.VectorIndex,
   create: (VectorIndex, options) => new VectorIndex({ dim: DIM, metric: "cosine", ...options }),
   add: (index, keys, vectors) => index.addBatch(keys, vectors),
-  /** One bounded compaction step; true when it reported that nothing is left to do. */
-  compactStep: (index) => compactDone(index.compact(COMPACT_WORK_POINTS)),
+  /** One bounded compaction step: its report `{workPoints, pending, ...}`. */
+  compact: (index) => index.compact(COMPACT_WORK_POINTS),
   search: (index, query, k, ef) => index.search(query, k, ef).keys,
   serialize: (index) => index.serialize(),
   deserialize: (VectorIndex, bytes) => VectorIndex.deserialize(bytes),
   memoryBytes: (index) => (typeof index.memoryBytes === "function" ? index.memoryBytes() : null),
+  segments: (index) => (typeof index.stats === "function" ? index.stats().segments : null),
   free: (index) => index.free?.(),
 };
 
-// compact() may answer with a count of work done, a flag, or a status
-// object; all of these mean "done": 0, false, null/undefined, {done: true},
-// {remaining: 0} / {pending: 0}, {more: false}.
+/** Done when the report says nothing is pending, or when a call could do nothing (work above the bound). */
 function compactDone(r) {
-  if (r === undefined || r === null || r === false || r === 0) return true;
-  if (typeof r === "object") {
-    if ("done" in r) return Boolean(r.done);
-    if ("remaining" in r) return Number(r.remaining) === 0;
-    if ("pending" in r) return Number(r.pending) === 0;
-    if ("more" in r) return !r.more;
-    if ("workDone" in r) return Number(r.workDone) === 0;
-  }
-  return false;
+  if (r === undefined || r === null || r === false || r === 0) return { done: true };
+  if (typeof r !== "object") return { done: false };
+  if (Number(r.workPoints) === 0 && r.pending) return { done: true, stalled: true };
+  if ("pending" in r) return { done: !r.pending };
+  if ("done" in r) return { done: Boolean(r.done) };
+  return { done: Number(r.workPoints) === 0 };
 }
 
 function addAll(index, data, count) {
@@ -50,8 +48,9 @@ function compactAll(index) {
   const callMs = [];
   for (let calls = 0; calls < COMPACT_CALLS_MAX; calls++) {
     const t = now();
-    const done = api.compactStep(index);
+    const { done, stalled } = compactDone(api.compact(index));
     callMs.push(now() - t);
+    if (stalled) log(`edgemem: compaction left work above the ${COMPACT_WORK_POINTS}-point bound`);
     if (done) return C.stats(callMs);
   }
   throw new Error(`compact() still had work after ${COMPACT_CALLS_MAX} calls`);
@@ -69,7 +68,8 @@ async function hnswVariant(em, name, options, ctx) {
   const compact = compactAll(index);
   const build_s = (now() - t0) / 1000;
   const mem = { ...C.memoryDelta(before, C.memory()), memoryBytes_mb: (api.memoryBytes(index) ?? NaN) / 2 ** 20 };
-  log(`${name}: added in ${add_s.toFixed(2)} s, built (compacted, ${compact.n} calls) in ${build_s.toFixed(1)} s`);
+  const segments = api.segments(index);
+  log(`${name}: added in ${add_s.toFixed(2)} s, built (compacted, ${compact.n} calls) in ${build_s.toFixed(1)} s; segments ${JSON.stringify(segments?.map((g) => `${g.kind}:${g.rows}`))}`);
   const sweepPoints = await ctx.sweep(name, (qi, ef) => api.search(index, data.query(qi), K, ef), EF_SWEEP);
   const bytes = api.serialize(index);
   const t = now();
@@ -85,7 +85,7 @@ async function hnswVariant(em, name, options, ctx) {
     INSERTS,
   );
   api.free(index);
-  return { name, kind: "hnsw", options, build_s, add_s, compact_calls: compact, memory: mem, sweep: sweepPoints, restore, inserts };
+  return { name, kind: "hnsw", options, build_s, add_s, compact_calls: compact, segments, memory: mem, sweep: sweepPoints, restore, inserts };
 }
 
 /** The mutable flat segment alone: nothing compacted, so every search is an exact scan. */
