@@ -235,10 +235,14 @@ async fn route<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut Ctx<'_
                     }
                     let sb = longterm::SearchBody::parse(&v)?;
                     let found = longterm::search(store, ctx.services, &sb, None, ctx.now).await?;
-                    found["memories"].as_array().map_or_else(Vec::new, |a| a.iter().filter_map(|m| m["text"].as_str().map(str::to_owned)).collect())
+                    found["memories"].as_array().cloned().unwrap_or_default()
                 }
             };
-            history::memory_prompt(store, ctx.services, &body, memories, ctx.now).await.map(Response::ok)
+            // AMS's line format, ids included so the model can cite and edit them.
+            let lines = memories.iter().map(|m| format!("{} (ID: {})", m["text"].as_str().unwrap_or(""), m["id"].as_str().unwrap_or(""))).collect();
+            let mut out = history::memory_prompt(store, ctx.services, &body, lines, ctx.now).await?;
+            out["long_term_memories"] = Value::Array(memories);
+            Ok(Response::ok(out))
         }
         (["tools", "schemas"], "GET") => {
             let agent = req.param("agent_id").map(str::to_owned);
@@ -408,3 +412,5 @@ pub async fn expire<B: Backend>(store: &Store<B>, now: Millis) -> Result<Option<
 mod tests;
 #[cfg(test)]
 mod history_tests;
+#[cfg(test)]
+mod ltm_tests;

@@ -7,13 +7,13 @@
 
 mod backend;
 mod budget;
+mod routing;
 mod services;
 
 use std::cell::Cell;
 use std::rc::Rc;
 
 use futures_util::lock::Mutex;
-use serde::Deserialize;
 use worker::{durable_object, event, Context, DurableObject, Env, Headers, Method, Request, RequestInit, Response, State};
 
 use crate::api::{self, Ctx};
@@ -74,18 +74,6 @@ fn body_bytes_max(env: &Env) -> Result<usize, Error> {
     }
 }
 
-#[derive(Deserialize)]
-struct NamespacePeek {
-    #[serde(default)]
-    namespace: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct PromptPeek {
-    #[serde(default)]
-    session: Option<NamespacePeek>,
-}
-
 #[event(fetch)]
 async fn fetch(mut req: Request, env: Env, _ctx: Context) -> WResult<Response> {
     match front(&mut req, &env).await {
@@ -132,20 +120,25 @@ async fn front(req: &mut Request, env: &Env) -> Result<Response, Error> {
         return json_response(&r).map_err(w);
     }
 
-    // The tenant: `?namespace=`, else (for a working-memory PUT, whose AMS
-    // client sends the namespace only in the body) the body's namespace.
+    // The tenant: `?namespace=`, else where the AMS client put it in the
+    // body, else (for by-id long-term routes) the directory.
     let query_ns = url.query_pairs().find(|(k, _)| k == "namespace").map(|(_, v)| v.into_owned());
-    let namespace = match query_ns {
-        Some(ns) => Some(ns),
-        None if method == Method::Put && path.starts_with("/v1/working-memory/") => {
-            serde_json::from_slice::<NamespacePeek>(&body).ok().and_then(|p| p.namespace)
+    let mut namespace = query_ns.or_else(|| routing::body_namespace(&method, &path, &body));
+    if namespace.is_none() {
+        let pairs = api::parse_query(url.query().unwrap_or(""));
+        let ids = routing::ids_needing_lookup(&method, &path, &pairs);
+        if !ids.is_empty() {
+            let found = routing::lookup(env, &ids).await?;
+            let mut spaces: Vec<&String> = found.values().collect();
+            spaces.sort();
+            spaces.dedup();
+            match spaces.as_slice() {
+                [] => {}
+                [one] => namespace = Some((*one).clone()),
+                _ => return Err(Error::invalid("memory_ids", "the ids live in different namespaces; pass ?namespace=")),
+            }
         }
-        // AMS's memory_prompt names the namespace inside `session`.
-        None if method == Method::Post && path == "/v1/memory/prompt" => {
-            serde_json::from_slice::<PromptPeek>(&body).ok().and_then(|p| p.session).and_then(|s| s.namespace)
-        }
-        None => None,
-    };
+    }
     if let Some(ns) = &namespace {
         validate_id("namespace", ns)?;
     }
@@ -162,7 +155,26 @@ async fn front(req: &mut Request, env: &Env) -> Result<Response, Error> {
     }
     let inner = Request::new_with_init(url.as_str(), &init).map_err(w)?;
     let stub = env.durable_object(MEMORY_BINDING).map_err(w)?.id_from_name(&object_name).map_err(w)?.get_stub().map_err(w)?;
-    stub.fetch_with_request(inner).await.map_err(w)
+    let mut resp = stub.fetch_with_request(inner).await.map_err(w)?;
+    // Keep the id directory current for memories outside the default tenant.
+    let ltm = path.trim_end_matches('/') == "/v1/long-term-memory";
+    if ltm && resp.status_code() == 200 && (method == Method::Post || method == Method::Delete) {
+        let text = resp.text().await.map_err(w)?;
+        if method == Method::Post && object_name != DEFAULT_NAMESPACE {
+            let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+            let created: Vec<String> = v["created"].as_array().map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_owned)).collect()).unwrap_or_default();
+            if !created.is_empty() {
+                routing::register(env, &object_name, &created).await?;
+            }
+        }
+        if method == Method::Delete {
+            let pairs = api::parse_query(url.query().unwrap_or(""));
+            routing::forget(env, &routing::ids_needing_lookup(&method, &path, &pairs)).await?;
+        }
+        let r = api::Response { status: 200, body: serde_json::from_str(&text).unwrap_or_default() };
+        return json_response(&r).map_err(w);
+    }
+    Ok(resp)
 }
 
 /// One tenant's memory. Its store opens on first use; the async mutex makes
@@ -204,8 +216,13 @@ impl MemoryObject {
 
     async fn serve(&self, req: &mut Request) -> Result<Response, Error> {
         let w = |e: worker::Error| Error::Internal { detail: e.to_string() };
-        let store = self.store().await?;
         let url = req.url().map_err(w)?;
+        if let Some(op) = url.path().strip_prefix(routing::DIRECTORY_PATH).and_then(|p| p.strip_prefix('/')) {
+            let body = req.bytes().await.map_err(w)?;
+            let v = routing::serve(&self.state, op, &body).await?;
+            return json_response(&api::Response { status: 200, body: v }).map_err(w);
+        }
+        let store = self.store().await?;
         let method = req.method();
         let namespace = req.headers().get(NAMESPACE_HEADER).map_err(w)?;
         let body = req.bytes().await.map_err(w)?;

@@ -16,11 +16,19 @@ use crate::core::session::Message;
 use crate::core::tokenizer::{Encoding, EncodingName};
 
 const AI_BINDING: &str = "AI";
+/// Workers AI embedding model unless `EDGEMEM_EMBED_MODEL` names another
+/// (384 dimensions, the shape of the offline embedder's default).
+const EMBED_MODEL_DEFAULT: &str = "@cf/baai/bge-small-en-v1.5";
 /// Workers AI model used for summaries unless `EDGEMEM_SUMMARIZER_MODEL` names another.
 const SUMMARIZER_MODEL_DEFAULT: &str = "@cf/meta/llama-3.1-8b-instruct";
 
 pub struct WorkerServices<'a> {
     pub env: &'a Env,
+}
+
+#[derive(Deserialize)]
+struct AiEmbeddings {
+    data: Vec<Vec<f32>>,
 }
 
 #[derive(Deserialize)]
@@ -60,6 +68,18 @@ impl Services for WorkerServices<'_> {
             });
             let out: AiText = ai.run(&model, input).await.map_err(|e| Error::HookFailed { hook: "summarizer".into(), reason: format!("Workers AI: {e}") })?;
             out.response.ok_or_else(|| Error::HookFailed { hook: "summarizer".into(), reason: "Workers AI returned no text".into() })
+        }))
+    }
+
+    fn embed<'a>(&'a self, texts: &'a [String]) -> Option<LocalBoxFuture<'a, Result<Vec<Vec<f32>>>>> {
+        let ai = self.env.ai(AI_BINDING).ok()?;
+        let model = self.env.var("EDGEMEM_EMBED_MODEL").map(|v| v.to_string()).unwrap_or_else(|_| EMBED_MODEL_DEFAULT.into());
+        Some(Box::pin(async move {
+            let out: AiEmbeddings = ai
+                .run(&model, json!({ "text": texts }))
+                .await
+                .map_err(|e| Error::HookFailed { hook: "embedder".into(), reason: format!("Workers AI: {e}") })?;
+            Ok(out.data)
         }))
     }
 }

@@ -1,0 +1,145 @@
+//! Long-term routes natively: AMS create/get/edit/delete, the three search
+//! modes with filters, forget with dry run, memory_prompt's long-term part,
+//! and tenants that never see each other's records.
+
+use serde_json::{json, Value};
+
+use super::tests::Api;
+
+fn seed(api: &mut Api, ns: Option<&str>) {
+    let day = 86_400_000u64;
+    let at = |days: u64| crate::core::time::format_rfc3339(1_795_000_000_000 - days * day);
+    let mems = json!({ "memories": [
+        { "id": "kitchen", "text": "The user painted the kitchen teal; teal is their favourite colour.", "topics": ["preferences", "home"], "user_id": "ana", "memory_type": "semantic", "created_at": at(2), "namespace": ns },
+        { "id": "peanuts", "text": "The user is allergic to peanuts and avoids satay dishes.", "topics": ["health"], "user_id": "ana", "memory_type": "semantic", "created_at": at(10), "namespace": ns },
+        { "id": "lisbon", "text": "The user flew to Lisbon for a conference about distributed databases.", "topics": ["travel"], "user_id": "ana", "memory_type": "episodic", "created_at": at(40), "event_date": at(41), "namespace": ns },
+        { "id": "darkmode", "text": "The user prefers dark mode in every code editor.", "topics": ["preferences"], "user_id": "rui", "memory_type": "semantic", "created_at": at(1), "namespace": ns },
+        { "id": "bicycle", "text": "The user once owned a red bicycle.", "user_id": "ana", "memory_type": "semantic", "created_at": at(400), "last_accessed": at(400), "namespace": ns },
+    ]});
+    let r = api.call("POST", "/v1/long-term-memory/", &mems.to_string());
+    assert_eq!(r.status, 200, "{}", r.body);
+}
+
+fn ids(r: &Value) -> Vec<String> {
+    r["memories"].as_array().unwrap().iter().map(|m| m["id"].as_str().unwrap().to_owned()).collect()
+}
+
+#[test]
+fn create_get_edit_delete() {
+    let mut api = Api::new();
+    seed(&mut api, None);
+    let g = api.call("GET", "/v1/long-term-memory/lisbon", "");
+    assert_eq!((g.body["memory_type"].as_str(), g.body["topics"][0].as_str()), (Some("episodic"), Some("travel")));
+    assert!(g.body["event_date"].as_str().unwrap().ends_with('Z'));
+    assert_eq!(api.call("GET", "/v1/long-term-memory/nope", "").status, 404);
+    let e = api.call("PATCH", "/v1/long-term-memory/kitchen", r#"{"text": "The user repainted the kitchen sage green.", "topics": ["colour"]}"#);
+    assert_eq!(e.body["text"], "The user repainted the kitchen sage green.", "{}", e.body);
+    let s = api.call("POST", "/v1/long-term-memory/search", r#"{"text": "sage green", "search_mode": "keyword"}"#);
+    assert_eq!(ids(&s.body), ["kitchen"]);
+    for (body, code) in [(r#"{}"#, "invalid_input"), (r#"{"id": "x"}"#, "invalid_input"), (r#"{"pinned": "yes"}"#, "invalid_input")] {
+        assert_eq!(api.call("PATCH", "/v1/long-term-memory/kitchen", body).body["code"], code, "{body}");
+    }
+    let d = api.call("DELETE", "/v1/long-term-memory?memory_ids=peanuts&memory_ids=nope", "");
+    assert_eq!(d.body["status"], "ok, deleted 1 memories");
+    assert_eq!(api.call("GET", "/v1/long-term-memory/peanuts", "").status, 404);
+    let s = api.call("POST", "/v1/long-term-memory/search", r#"{"text": "peanuts satay allergy", "limit": 10}"#);
+    assert!(!ids(&s.body).contains(&"peanuts".to_owned()));
+    for (body, code) in [
+        (r#"{"memories": [{"text": ""}]}"#, "invalid_input"),
+        (r#"{"memories": [{"text": "x", "memory_type": "dream"}]}"#, "invalid_input"),
+        (r#"{"memories": [{"text": "x", "created_at": "yesterday"}]}"#, "invalid_input"),
+        (r#"{"memories": 5}"#, "invalid_input"),
+    ] {
+        assert_eq!(api.call("POST", "/v1/long-term-memory/", body).body["code"], code, "{body}");
+    }
+}
+
+#[test]
+fn search_modes_filters_and_scores() {
+    let mut api = Api::new();
+    seed(&mut api, None);
+    let s = api.call("POST", "/v1/long-term-memory/search", r#"{"text": "what colour did they paint the kitchen"}"#);
+    assert_eq!(ids(&s.body)[0], "kitchen", "{}", s.body);
+    let m = &s.body["memories"][0];
+    assert!(m["dist"].as_f64().unwrap() < 1.0 && m["score_type"] == "semantic" && m["segment"] == 0);
+    let f = api.call("POST", "/v1/long-term-memory/search", r#"{"text": "preferences", "topics": {"any": ["preferences"]}, "user_id": {"eq": "rui"}}"#);
+    assert_eq!(ids(&f.body), ["darkmode"]);
+    let t = api.call("POST", "/v1/long-term-memory/search", r#"{"text": "trip", "memory_type": {"eq": "episodic"}}"#);
+    assert_eq!(ids(&t.body), ["lisbon"]);
+    let k = api.call("POST", "/v1/long-term-memory/search", r#"{"text": "peanuts satay", "search_mode": "keyword"}"#);
+    assert_eq!((ids(&k.body), k.body["memories"][0]["score_type"].as_str()), (vec!["peanuts".to_owned()], Some("keyword")));
+    let h = api.call("POST", "/v1/long-term-memory/search", r#"{"text": "Lisbon conference", "search_mode": "hybrid", "hybrid_alpha": 0.5}"#);
+    assert_eq!(ids(&h.body)[0], "lisbon");
+    let r = api.call("POST", "/v1/long-term-memory/search", r#"{"text": "Lisbon conference", "search_mode": "hybrid", "fusion": "rrf"}"#);
+    assert_eq!(ids(&r.body)[0], "lisbon");
+    for (body, code) in [
+        (r#"{"text": "x", "search_mode": "fuzzy"}"#, "invalid_input"),
+        (r#"{"text": "x", "limit": 0}"#, "invalid_input"),
+        (r#"{"text": "x", "limit": 101}"#, "invalid_input"),
+        (r#"{"text": "x", "topics": {"like": "a"}}"#, "invalid_input"),
+        (r#"{"text": "x", "hybrid_alpha": 2, "search_mode": "hybrid"}"#, "invalid_input"),
+        (r#"{"text": ""}"#, "invalid_input"),
+    ] {
+        assert_eq!(api.call("POST", "/v1/long-term-memory/search", body).body["code"], code, "{body}");
+    }
+}
+
+#[test]
+fn forget_defaults_to_a_dry_run_and_spares_pinned_ids() {
+    let mut api = Api::new();
+    seed(&mut api, None);
+    let body = r#"{"policy": {"max_age_days": 365}, "pinned_ids": []}"#;
+    let dry = api.call("POST", "/v1/long-term-memory/forget?user_id=ana", body);
+    assert_eq!((dry.body["dry_run"].as_bool(), dry.body["deleted_ids"].clone()), (Some(true), json!(["bicycle"])));
+    assert_eq!(dry.body["scanned"], 4);
+    assert_eq!(api.call("GET", "/v1/long-term-memory/bicycle", "").status, 200);
+    let pinned = api.call("POST", "/v1/long-term-memory/forget?dry_run=false", r#"{"policy": {"max_age_days": 365}, "pinned_ids": ["bicycle"]}"#);
+    assert_eq!(pinned.body["deleted"], 0);
+    let real = api.call("POST", "/v1/long-term-memory/forget?dry_run=false", body);
+    assert_eq!(real.body["deleted_ids"], json!(["bicycle"]));
+    assert_eq!(api.call("GET", "/v1/long-term-memory/bicycle", "").status, 404);
+    let budget = api.call("POST", "/v1/long-term-memory/forget", r#"{"policy": {"budget": 2}}"#);
+    assert_eq!(budget.body["deleted"], 2, "over budget: the least recently used go");
+}
+
+#[test]
+fn memory_prompt_recalls_long_term_memories() {
+    let mut api = Api::new();
+    seed(&mut api, None);
+    let r = api.call("POST", "/v1/memory/prompt", r#"{"query": "Where did the user fly for the conference?", "long_term_search": {"user_id": {"eq": "ana"}, "limit": 3}}"#);
+    let m = r.body["messages"].as_array().unwrap();
+    let memories = m[m.len() - 2]["content"]["text"].as_str().unwrap();
+    assert!(memories.contains("Lisbon"), "{memories}");
+    assert!(!memories.contains("dark mode"), "the user filter applies");
+}
+
+#[test]
+fn tenants_never_see_each_other() {
+    // Two tenants, as two Durable Objects: same ids, different contents.
+    let mut a = Api::new();
+    let mut b = Api::new();
+    seed(&mut a, None);
+    b.call("POST", "/v1/long-term-memory/", r#"{"memories": [{"id": "kitchen", "text": "SECRET of tenant B: the vault code is 4711.", "user_id": "ana"}]}"#);
+    let probes = ["vault code", "SECRET", "4711", "kitchen", "tenant B", "the user", "teal", "code editor", "*", "ana"];
+    let mut n = 0;
+    for i in 0..1_000 {
+        let text = probes[i % probes.len()];
+        let mode = ["semantic", "keyword", "hybrid"][i % 3];
+        let filter = match i % 4 {
+            0 => json!({}),
+            1 => json!({"user_id": {"eq": "ana"}}),
+            2 => json!({"namespace": {"ne": "nobody"}}),
+            _ => json!({"topics": {"any": ["preferences", "health"]}}),
+        };
+        let mut body = json!({ "text": text, "search_mode": mode, "limit": 100 });
+        body.as_object_mut().unwrap().extend(filter.as_object().unwrap().clone());
+        let r = a.call("POST", "/v1/long-term-memory/search", &body.to_string());
+        assert_eq!(r.status, 200, "{}", r.body);
+        for m in r.body["memories"].as_array().unwrap() {
+            assert!(!m["text"].as_str().unwrap().contains("SECRET"), "query {i} leaked tenant B");
+        }
+        n += 1;
+    }
+    assert_eq!(n, 1_000);
+    assert!(!a.call("GET", "/v1/long-term-memory/kitchen", "").body["text"].as_str().unwrap().contains("SECRET"));
+}
