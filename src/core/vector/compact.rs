@@ -102,7 +102,7 @@ impl VectorIndex {
     }
 
     fn seal(&mut self, n: usize) -> Result<()> {
-        let mut rows = Vectors::empty(self.config.dim, self.flat.vectors.is_int8());
+        let mut rows = Vectors::with_capacity(self.config.dim, self.flat.vectors.is_int8(), n);
         for slot in 0..n {
             rows.push_from(&self.flat.vectors, slot);
         }
@@ -146,7 +146,8 @@ impl VectorIndex {
             seed: segment_seed(self.config.seed, id),
         };
         let (graph, order) = hnsw::build(&rows, &params)?;
-        let mut seg = Segment::new(id, Vectors::empty(self.config.dim, rows.is_int8()));
+        let mut seg = Segment::new(id, Vectors::with_capacity(self.config.dim, rows.is_int8(), order.len()));
+        seg.keys.reserve_exact(order.len());
         for &old in &order {
             seg.keys.push(keys[old as usize]);
             seg.vectors.push_from(&rows, old as usize);

@@ -13,11 +13,12 @@
 //! - [`VectorIndex::encode`] writes one self-checking blob with the graphs as
 //!   they are; [`VectorIndex::decode`] restores it without a rebuild.
 //!
-//! Memory (100k × 384, cosine, default 32 layer-0 links): f32 rows take
-//! 153.6 MB and the graphs about 13 MB, which does **not** fit a 128 MB
-//! Worker. With [`Quantization::Int8`] only int8 codes and one f32 scale per
-//! row are resident (38.8 MB) plus the graphs (13 MB) and keys (0.8 MB):
-//! about 55 MB, which fits. The f32 originals are then not in memory at all;
+//! Memory (100k × 384, cosine, defaults): f32 rows take 153.6 MB and the
+//! graphs about 8 MB (measured 74 bytes a point on the rustdocs set), which
+//! does **not** fit a 128 MB Worker. With [`Quantization::Int8`] only int8
+//! codes and one f32 scale per row are resident (38.8 MB), plus the graphs
+//! (8 MB), keys (0.8 MB) and the key map (about 2.5 MB): about 50 MB, which
+//! fits with room for the records themselves. The f32 originals are then not in memory at all;
 //! candidates are picked on int8 codes and re-scored with the f32 query
 //! against the codes (relative error ≈ 0.4 %), or exactly when the caller
 //! passes the originals to [`VectorIndex::search_reranked`] (for example from

@@ -65,6 +65,19 @@ fn offer(top: &mut BinaryHeap<Reverse<Scored>>, cap: usize, s: Scored) {
     }
 }
 
+/// Exact scan of every row of `seg` (the flat segment, unfiltered).
+fn scan_all(seg: &Segment, q: &Query, cap: usize, top: &mut BinaryHeap<Reverse<Scored>>) {
+    let mut floor = f32::NEG_INFINITY;
+    seg.vectors.for_each_sim(q, |slot, sim| {
+        if sim >= floor {
+            offer(top, cap, Scored { sim, key: seg.keys[slot], segment: seg.id, slot: slot as u32 });
+            if top.len() >= cap {
+                floor = top.peek().map_or(floor, |w| w.0.sim);
+            }
+        }
+    });
+}
+
 /// Exact scan of the rows of `seg` that `accept` admits.
 fn scan(seg: &Segment, q: &Query, cap: usize, top: &mut BinaryHeap<Reverse<Scored>>, mut accept: impl FnMut(usize) -> bool) {
     for slot in 0..seg.len() {
@@ -164,7 +177,7 @@ impl VectorIndex {
                         offer(&mut s.top, cap, Scored { sim: c.sim, key: seg.keys[c.slot as usize], segment: seg.id, slot: c.slot });
                     }
                 }
-                _ if seg.graph.is_none() && !filtered => scan(seg, query, cap, &mut s.top, |_| true),
+                _ if seg.graph.is_none() && !filtered => scan_all(seg, query, cap, &mut s.top),
                 _ => scan(seg, query, cap, &mut s.top, accept),
             }
         }

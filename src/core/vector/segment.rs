@@ -31,6 +31,16 @@ impl Vectors {
         }
     }
 
+    /// Empty, with room for exactly `rows` rows (sealed segments never grow,
+    /// so they should not carry a doubling buffer's slack).
+    pub fn with_capacity(dim: usize, int8: bool, rows: usize) -> Vectors {
+        if int8 {
+            Vectors::I8 { dim, codes: Vec::with_capacity(rows * dim), scales: Vec::with_capacity(rows) }
+        } else {
+            Vectors::F32 { dim, data: Vec::with_capacity(rows * dim) }
+        }
+    }
+
     pub fn len(&self) -> usize {
         match self {
             Vectors::F32 { dim, data } => data.len() / (*dim).max(1),
@@ -102,6 +112,24 @@ impl Vectors {
         match self {
             Vectors::F32 { dim, data } => dot_f32(&q.f32, &data[slot * dim..(slot + 1) * dim]),
             Vectors::I8 { dim, codes, scales } => q.scale * scales[slot] * dot_i8(&q.codes, &codes[slot * dim..(slot + 1) * dim]) as f32,
+        }
+    }
+
+    /// `f(slot, sim)` for every row, in order: the flat-scan loop, walking
+    /// the rows by chunks so there is no per-row dispatch or bounds check.
+    #[inline]
+    pub fn for_each_sim(&self, q: &Query, mut f: impl FnMut(usize, f32)) {
+        match self {
+            Vectors::F32 { dim, data } => {
+                for (slot, row) in data.chunks_exact(*dim).enumerate() {
+                    f(slot, dot_f32(&q.f32, row));
+                }
+            }
+            Vectors::I8 { dim, codes, scales } => {
+                for (slot, (row, s)) in codes.chunks_exact(*dim).zip(scales).enumerate() {
+                    f(slot, q.scale * s * dot_i8(&q.codes, row) as f32);
+                }
+            }
         }
     }
 
