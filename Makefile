@@ -64,7 +64,7 @@ test-browser:
 # a virtualenv under target/) against the Worker served by `wrangler dev`.
 # AMS_PART=working|long-term|all (default all).
 test-ams:
-	AMS_PART=$${AMS_PART:-working} $(NODE_TEST) tests/ams/
+	AMS_PART=$${AMS_PART:-all} $(NODE_TEST) tests/ams/
 
 size:
 	bash scripts/size-report.sh
