@@ -15,7 +15,7 @@ use crate::core::vector::{self as core, Config, Filter, Metric, Quantization, Sc
 
 /// Options of `new VectorIndex(...)`.
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(rename_all = "camelCase")]
 struct Options {
     dim: usize,
     metric: String,
@@ -41,7 +41,19 @@ fn to_object<T: Serialize>(v: &T) -> Result<JsValue, JsValue> {
     v.serialize(&serde_wasm_bindgen::Serializer::json_compatible()).map_err(|e| js_err(&Error::Internal { detail: e.to_string() }))
 }
 
+const OPTION_NAMES: [&str; 8] = ["dim", "metric", "quantization", "sealPoints", "efConstruction", "efSearch", "linksMax", "seed"];
+
 fn config_from(options: JsValue) -> Result<Config, JsValue> {
+    // serde-wasm-bindgen reads only the fields it knows, so a misspelled
+    // option would pass silently: refuse unknown names here.
+    if let Some(obj) = options.dyn_ref::<Object>() {
+        for name in Object::keys(obj).iter() {
+            let name = name.as_string().unwrap_or_default();
+            if !OPTION_NAMES.contains(&name.as_str()) {
+                return Err(js_err(&Error::invalid("options", format!("unknown option {name:?}"))));
+            }
+        }
+    }
     let o: Options = serde_wasm_bindgen::from_value(options).map_err(|e| js_err(&Error::invalid("options", e.to_string())))?;
     let metric = match o.metric.as_str() {
         "cosine" => Metric::Cosine,
