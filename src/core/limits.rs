@@ -265,3 +265,23 @@ pub const EMBED_DIM_DEFAULT: usize = 384;
 pub const EMBED_DIM_MIN: usize = 16;
 
 // ---- Episodic log (long-term memory issue) ----
+
+/// An event type (`tool_call`, `turn_archived`, ...).
+pub const EPISODE_KIND_BYTES_MAX: usize = 64;
+/// An event's JSON payload, serialized: room for one archived message of
+/// [`MESSAGE_CONTENT_BYTES_MAX`] plus its envelope.
+pub const EPISODE_PAYLOAD_BYTES_MAX: usize = MESSAGE_CONTENT_BYTES_MAX + 16 * 1024;
+/// An event's outcome (a string or JSON), serialized.
+pub const EPISODE_OUTCOME_BYTES_MAX: usize = 16 * 1024;
+/// Default number of events kept per agent (the newest).
+pub const EPISODES_PER_AGENT_DEFAULT: usize = 1_000;
+/// Largest per-agent cap a caller may configure (enough for a long
+/// conversation history archived turn by turn).
+pub const EPISODES_PER_AGENT_MAX: usize = 1_000_000;
+/// Events held by one log, all agents together.
+pub const EPISODES_MAX: usize = 1_000_000;
+/// Serialized payload and outcome bytes held by one log: it lives in the
+/// same snapshot as everything else (see [`SNAPSHOT_BYTES_MAX`]).
+pub const EPISODES_BYTES_MAX: usize = 32 * 1024 * 1024;
+/// Events one `recent` call returns.
+pub const EPISODES_RECENT_MAX: usize = 1_000;

@@ -1,0 +1,266 @@
+//! Retrieval quality and speed of the long-term-memory primitives on the
+//! rustdocs set (`../shared/data/rustdocs`, see its README: only `text` is
+//! indexed).
+//!
+//! ```text
+//! cargo run --release --example ltm_quality [-- options]
+//!   --data DIR            the rustdocs folder
+//!   --stem none|plural|light   --no-split   --no-stop   --k1 X   --b X
+//!   --dim N               embedder dimensions (default 384)
+//!   --skip-embed          keyword search only
+//! ```
+//!
+//! Prints nDCG@10, recall@10 (hits / relevant) and MRR@10 per query kind and
+//! overall for BM25, the offline embedder (exact cosine), the bundled
+//! MiniLM vectors (exact cosine) and their fusions, plus queries/s.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use edgemem::core::limits;
+use edgemem::core::ltm::bm25::{Bm25Index, Bm25Params, Bm25Scratch, KeyFilter};
+use edgemem::core::ltm::embed::Embedder;
+use edgemem::core::ltm::rank::{self, TextNorm};
+use edgemem::core::ltm::text::{Analyzer, Stem};
+
+struct Query {
+    kind: String,
+    text: String,
+    relevant: Vec<u64>,
+}
+
+#[derive(Default, Clone, Copy)]
+struct Sums {
+    n: usize,
+    ndcg: f64,
+    recall: f64,
+    mrr: f64,
+}
+
+#[derive(Default)]
+struct Report {
+    by_kind: BTreeMap<String, Sums>,
+}
+
+impl Report {
+    fn add(&mut self, kind: &str, ranked: &[u64], relevant: &[u64]) {
+        let mut dcg = 0.0;
+        let mut hits = 0usize;
+        let mut rr = 0.0;
+        for (i, key) in ranked.iter().take(10).enumerate() {
+            if relevant.contains(key) {
+                dcg += 1.0 / ((i + 2) as f64).log2();
+                hits += 1;
+                if rr == 0.0 {
+                    rr = 1.0 / (i + 1) as f64;
+                }
+            }
+        }
+        let ideal: f64 = (0..relevant.len().min(10)).map(|i| 1.0 / ((i + 2) as f64).log2()).sum();
+        for k in [kind, "overall"] {
+            let s = self.by_kind.entry(k.to_string()).or_default();
+            s.n += 1;
+            s.ndcg += if ideal > 0.0 { dcg / ideal } else { 0.0 };
+            s.recall += if relevant.is_empty() { 0.0 } else { hits as f64 / relevant.len() as f64 };
+            s.mrr += rr;
+        }
+    }
+
+    fn print(&self, name: &str, qps: Option<f64>) {
+        for (kind, s) in &self.by_kind {
+            let n = s.n as f64;
+            println!(
+                "{name:<28} {kind:<12} n={:<5} nDCG@10={:.4} recall@10={:.4} MRR@10={:.4}",
+                s.n,
+                s.ndcg / n,
+                s.recall / n,
+                s.mrr / n
+            );
+        }
+        if let Some(qps) = qps {
+            println!("{name:<28} queries/s={qps:.0}");
+        }
+    }
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let arg = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
+    let flag = |name: &str| args.iter().any(|a| a == name);
+    let dir = arg("--data").unwrap_or_else(|| concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data/rustdocs").to_string());
+
+    let mut analyzer = Analyzer::default();
+    if let Some(s) = arg("--stem") {
+        analyzer.stem = match s.as_str() {
+            "none" => Stem::None,
+            "plural" => Stem::Plural,
+            _ => Stem::Light,
+        };
+    }
+    analyzer.split_identifiers = !flag("--no-split");
+    analyzer.stop_words = !flag("--no-stop");
+    analyzer.bigrams = !flag("--no-bigrams");
+    let mut params = Bm25Params::default();
+    if let Some(k1) = arg("--k1") {
+        params.k1 = k1.parse()?;
+    }
+    if let Some(b) = arg("--b") {
+        params.b = b.parse()?;
+    }
+    params.validate()?;
+
+    let passages: Vec<String> = std::fs::read_to_string(format!("{dir}/passages.jsonl"))?
+        .lines()
+        .map(|l| -> Result<String, serde_json::Error> {
+            let v: serde_json::Value = serde_json::from_str(l)?;
+            Ok(v["text"].as_str().unwrap_or_default().to_string())
+        })
+        .collect::<Result<_, _>>()?;
+    let queries: Vec<Query> = std::fs::read_to_string(format!("{dir}/queries.jsonl"))?
+        .lines()
+        .map(|l| -> Result<Query, serde_json::Error> {
+            let v: serde_json::Value = serde_json::from_str(l)?;
+            Ok(Query {
+                kind: v["kind"].as_str().unwrap_or_default().to_string(),
+                text: v["text"].as_str().unwrap_or_default().to_string(),
+                relevant: v["relevant_rows"].as_array().map(|a| a.iter().filter_map(|x| x.as_u64()).collect()).unwrap_or_default(),
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    println!("{} passages, {} queries; analyzer {analyzer:?}, {params:?}", passages.len(), queries.len());
+
+    // ---- BM25 ----
+    let t = Instant::now();
+    let mut buf = edgemem::core::ltm::text::TokenBuf::default();
+    let mut tokens = 0usize;
+    for text in &passages {
+        analyzer.for_each_token(text, &mut buf, |_| tokens += 1);
+    }
+    println!("analysis alone {:.0} ms, {tokens} tokens", t.elapsed().as_secs_f64() * 1e3);
+    let t = Instant::now();
+    let mut index = Bm25Index::new(analyzer, params);
+    for (row, text) in passages.iter().enumerate() {
+        index.add(row as u64, text)?;
+    }
+    let build = t.elapsed();
+    println!(
+        "bm25 build {:.0} ms ({:.1} µs/passage), {} terms, {} postings",
+        build.as_secs_f64() * 1e3,
+        build.as_secs_f64() * 1e6 / passages.len() as f64,
+        index.vocabulary_len(),
+        index.postings_len()
+    );
+    let mut scratch = Bm25Scratch::default();
+    let mut out = Vec::new();
+    let mut keyword: Vec<Vec<(u64, f32)>> = Vec::with_capacity(queries.len());
+    let t = Instant::now();
+    for q in &queries {
+        index.search(&q.text, 100, KeyFilter::All, &mut scratch, &mut out)?;
+        keyword.push(out.clone());
+    }
+    let qps = queries.len() as f64 / t.elapsed().as_secs_f64();
+    // Timed again at k = 10, what a caller asks for.
+    let t = Instant::now();
+    for q in &queries {
+        index.search(&q.text, 10, KeyFilter::All, &mut scratch, &mut out)?;
+    }
+    let qps10 = queries.len() as f64 / t.elapsed().as_secs_f64();
+    let mut report = Report::default();
+    for (q, hits) in queries.iter().zip(&keyword) {
+        let ranked: Vec<u64> = hits.iter().map(|h| h.0).collect();
+        report.add(&q.kind, &ranked, &q.relevant);
+    }
+    report.print("bm25", Some(qps10));
+    println!("bm25 queries/s at k=100: {qps:.0}");
+
+    if flag("--skip-embed") {
+        return Ok(());
+    }
+
+    // ---- Offline embedder, exact cosine ----
+    let dim: usize = arg("--dim").map(|d| d.parse()).transpose()?.unwrap_or(limits::EMBED_DIM_DEFAULT);
+    let mut embedder = Embedder::new(dim)?;
+    if let Some(w) = arg("--pair-weight") {
+        embedder.pair_weight = w.parse()?;
+    }
+    if let Some(w) = arg("--char-weight") {
+        embedder.char_weight = w.parse()?;
+    }
+    let t = Instant::now();
+    let mut hashed = vec![0.0f32; passages.len() * dim];
+    for (text, row) in passages.iter().zip(hashed.chunks_exact_mut(dim)) {
+        embedder.embed(text, row)?;
+    }
+    let embed_ms = t.elapsed().as_secs_f64() * 1e3;
+    println!("embedder {dim}-d: {:.1} µs/passage", embed_ms * 1e3 / passages.len() as f64);
+    let mut q = vec![0.0f32; dim];
+    let mut hashed_hits = Vec::with_capacity(queries.len());
+    for query in &queries {
+        embedder.embed(&query.text, &mut q)?;
+        hashed_hits.push(exact_top(&hashed, dim, &q, 100));
+    }
+    let mut report = Report::default();
+    for (query, hits) in queries.iter().zip(&hashed_hits) {
+        report.add(&query.kind, &hits.iter().map(|h| h.0).collect::<Vec<_>>(), &query.relevant);
+    }
+    report.print("hash-embed", None);
+
+    if flag("--skip-minilm") {
+        return Ok(());
+    }
+
+    // ---- MiniLM vectors shipped with the data, exact cosine ----
+    let minilm = read_f32(&format!("{dir}/passages.f32"))?;
+    let minilm_q = read_f32(&format!("{dir}/queries.f32"))?;
+    let mut minilm_hits = Vec::with_capacity(queries.len());
+    for (qi, _) in queries.iter().enumerate() {
+        let qv = minilm_q.get(qi * 384..(qi + 1) * 384).ok_or("short queries.f32")?;
+        minilm_hits.push(exact_top(&minilm, 384, qv, 100));
+    }
+    let mut report = Report::default();
+    for (query, hits) in queries.iter().zip(&minilm_hits) {
+        report.add(&query.kind, &hits.iter().map(|h| h.0).collect::<Vec<_>>(), &query.relevant);
+    }
+    report.print("minilm", None);
+
+    // ---- Fusions of BM25 top-100 with each vector top-100 ----
+    for (name, vector) in [("hash-embed", &hashed_hits), ("minilm", &minilm_hits)] {
+        let mut rrf_report = Report::default();
+        let mut raw_report = Report::default();
+        let mut max_report = Report::default();
+        let mut fused = Vec::new();
+        for ((query, kw), vec_hits) in queries.iter().zip(&keyword).zip(vector.iter()) {
+            let kw_keys: Vec<u64> = kw.iter().map(|h| h.0).collect();
+            let vec_keys: Vec<u64> = vec_hits.iter().map(|h| h.0).collect();
+            rank::rrf(&[&kw_keys, &vec_keys], limits::RRF_K_DEFAULT, &mut fused);
+            rrf_report.add(&query.kind, &fused.iter().map(|h| h.0).collect::<Vec<_>>(), &query.relevant);
+            let dist: Vec<(u64, f32)> = vec_hits.iter().map(|&(k, sim)| (k, 1.0 - sim)).collect();
+            rank::alpha_hybrid(kw, &dist, limits::HYBRID_ALPHA_DEFAULT, TextNorm::Raw, &mut fused)?;
+            raw_report.add(&query.kind, &fused.iter().map(|h| h.0).collect::<Vec<_>>(), &query.relevant);
+            rank::alpha_hybrid(kw, &dist, limits::HYBRID_ALPHA_DEFAULT, TextNorm::Max, &mut fused)?;
+            max_report.add(&query.kind, &fused.iter().map(|h| h.0).collect::<Vec<_>>(), &query.relevant);
+        }
+        rrf_report.print(&format!("rrf(bm25,{name})"), None);
+        raw_report.print(&format!("alpha0.7-raw(bm25,{name})"), None);
+        max_report.print(&format!("alpha0.7-max(bm25,{name})"), None);
+    }
+    Ok(())
+}
+
+fn read_f32(path: &str) -> Result<Vec<f32>, std::io::Error> {
+    Ok(std::fs::read(path)?.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect())
+}
+
+/// The `k` rows most similar to `q` by dot product (rows are unit vectors),
+/// ties by lower row.
+fn exact_top(rows: &[f32], dim: usize, q: &[f32], k: usize) -> Vec<(u64, f32)> {
+    let mut all: Vec<(u64, f32)> =
+        rows.chunks_exact(dim).enumerate().map(|(i, r)| (i as u64, r.iter().zip(q).map(|(a, b)| a * b).sum::<f32>())).collect();
+    let order = |a: &(u64, f32), b: &(u64, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+    if all.len() > k {
+        all.select_nth_unstable_by(k - 1, order);
+        all.truncate(k);
+    }
+    all.sort_by(order);
+    all
+}

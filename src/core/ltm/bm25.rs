@@ -1,0 +1,404 @@
+//! An incremental BM25 index over caller-chosen `u64` keys.
+//!
+//! Postings are per-term vectors of `(slot, tf)`; each document also keeps
+//! its own `(term, tf)` list, so removing it touches only its own terms'
+//! postings and never rebuilds anything. A query reads only the postings of
+//! its own terms and accumulates into a dense score array owned by the
+//! caller's [`Bm25Scratch`], so a search allocates nothing in the steady
+//! state.
+//!
+//! Scores are Okapi BM25 with Lucene's always-positive IDF,
+//! `ln(1 + (N - df + 0.5) / (df + 0.5))`. Each document's score is summed
+//! over the query's distinct terms in the order they first appear in the
+//! query, whichever path computes it, so equal states give bit-identical
+//! scores. Ties are broken by the smaller key.
+
+use crate::core::error::{Error, Result};
+use crate::core::limits;
+use crate::core::ltm::hash::{term_hash, FxHashMap};
+use crate::core::ltm::text::{Analyzer, TokenBuf};
+
+/// BM25's two free parameters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bm25Params {
+    /// Term-frequency saturation. Default 1.2 (Lucene, Elasticsearch).
+    pub k1: f32,
+    /// Length normalization, 0 (none) to 1 (full). Default 0.75.
+    pub b: f32,
+}
+
+impl Default for Bm25Params {
+    fn default() -> Self {
+        Bm25Params { k1: limits::BM25_K1_DEFAULT, b: limits::BM25_B_DEFAULT }
+    }
+}
+
+impl Bm25Params {
+    /// Checks both parameters are finite and in their documented ranges.
+    pub fn validate(&self) -> Result<()> {
+        if !(self.k1.is_finite() && (0.0..=limits::BM25_K1_MAX).contains(&self.k1)) {
+            return Err(Error::invalid("k1", format!("must be between 0 and {}", limits::BM25_K1_MAX)));
+        }
+        if !(self.b.is_finite() && (0.0..=1.0).contains(&self.b)) {
+            return Err(Error::invalid("b", "must be between 0 and 1"));
+        }
+        Ok(())
+    }
+}
+
+/// Which documents a search may return.
+#[derive(Clone, Copy)]
+pub enum KeyFilter<'a> {
+    /// Every document.
+    All,
+    /// Documents whose key satisfies the predicate. The predicate only sees
+    /// documents that match at least one query term.
+    Predicate(&'a dyn Fn(u64) -> bool),
+    /// Only these keys, sorted ascending without duplicates. A small subset
+    /// is scored directly from its documents' own term lists instead of
+    /// walking the postings.
+    Subset(&'a [u64]),
+}
+
+/// Reusable per-caller buffers for [`Bm25Index::search`].
+#[derive(Debug, Default)]
+pub struct Bm25Scratch {
+    acc: Vec<f32>,
+    touched: Vec<u32>,
+    candidates: Vec<(f32, u32)>,
+    query_terms: Vec<(u32, f32)>,
+    buf: TokenBuf,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Posting {
+    slot: u32,
+    tf: u32,
+}
+
+#[derive(Debug, Default)]
+struct Term {
+    hash: u64,
+    postings: Vec<Posting>,
+}
+
+#[derive(Debug, Default)]
+struct Doc {
+    key: u64,
+    len: u32,
+    live: bool,
+    /// `(term id, tf)`, sorted by term id.
+    terms: Vec<(u32, u32)>,
+}
+
+/// The index. Not serialized: it is derived from the records' text and
+/// rebuilt from them on load (see `examples/ltm_quality.rs` for the build
+/// time).
+#[derive(Debug)]
+pub struct Bm25Index {
+    analyzer: Analyzer,
+    params: Bm25Params,
+    term_ids: FxHashMap<u64, u32>,
+    terms: Vec<Term>,
+    free_terms: Vec<u32>,
+    slots: FxHashMap<u64, u32>,
+    docs: Vec<Doc>,
+    free_slots: Vec<u32>,
+    live_docs: usize,
+    total_len: u64,
+    postings_total: usize,
+}
+
+impl Default for Bm25Index {
+    fn default() -> Self {
+        Bm25Index::new(Analyzer::default(), Bm25Params::default())
+    }
+}
+
+impl Bm25Index {
+    /// An empty index. Invalid parameters fall back to the defaults; call
+    /// [`Bm25Params::validate`] first to refuse them instead.
+    pub fn new(analyzer: Analyzer, params: Bm25Params) -> Self {
+        let params = if params.validate().is_ok() { params } else { Bm25Params::default() };
+        Bm25Index {
+            analyzer,
+            params,
+            term_ids: FxHashMap::default(),
+            terms: Vec::new(),
+            free_terms: Vec::new(),
+            slots: FxHashMap::default(),
+            docs: Vec::new(),
+            free_slots: Vec::new(),
+            live_docs: 0,
+            total_len: 0,
+            postings_total: 0,
+        }
+    }
+
+    /// The analyzer this index was built with.
+    pub fn analyzer(&self) -> Analyzer {
+        self.analyzer
+    }
+
+    /// The scoring parameters.
+    pub fn params(&self) -> Bm25Params {
+        self.params
+    }
+
+    /// Number of documents.
+    pub fn len(&self) -> usize {
+        self.live_docs
+    }
+
+    /// Whether the index holds no document.
+    pub fn is_empty(&self) -> bool {
+        self.live_docs == 0
+    }
+
+    /// Whether `key` is indexed.
+    pub fn contains(&self, key: u64) -> bool {
+        self.slots.contains_key(&key)
+    }
+
+    /// Distinct terms currently indexed.
+    pub fn vocabulary_len(&self) -> usize {
+        self.term_ids.len()
+    }
+
+    /// Indexes `text` under `key`, replacing what `key` held before.
+    /// Refuses text over [`limits::MEMORY_TEXT_BYTES_MAX`] and a new key
+    /// past [`limits::BM25_DOCS_MAX`], changing nothing.
+    pub fn add(&mut self, key: u64, text: &str) -> Result<()> {
+        if text.len() > limits::MEMORY_TEXT_BYTES_MAX {
+            return Err(Error::too_large("text", text.len(), limits::MEMORY_TEXT_BYTES_MAX));
+        }
+        if !self.slots.contains_key(&key) && self.live_docs >= limits::BM25_DOCS_MAX {
+            return Err(Error::LimitExceeded { what: "documents in the keyword index".into(), limit: limits::BM25_DOCS_MAX as u64 });
+        }
+        self.remove(key);
+        // Intern every token (in order of first appearance, so the layout
+        // does not depend on hash order), then count by sorting the ids.
+        let analyzer = self.analyzer;
+        let mut buf = TokenBuf::default();
+        let mut ids: Vec<u32> = Vec::new();
+        analyzer.for_each_token(text, &mut buf, |t| ids.push(self.intern(t)));
+        let len = u32::try_from(ids.len()).unwrap_or(u32::MAX);
+        ids.sort_unstable();
+        let mut doc_terms: Vec<(u32, u32)> = Vec::new();
+        for id in ids {
+            match doc_terms.last_mut() {
+                Some(last) if last.0 == id => last.1 += 1,
+                _ => doc_terms.push((id, 1)),
+            }
+        }
+        doc_terms.shrink_to_fit();
+        let slot = match self.free_slots.pop() {
+            Some(s) => s,
+            None => {
+                self.docs.push(Doc::default());
+                (self.docs.len() - 1) as u32
+            }
+        };
+        for &(id, tf) in &doc_terms {
+            if let Some(term) = self.terms.get_mut(id as usize) {
+                term.postings.push(Posting { slot, tf });
+            }
+        }
+        self.postings_total += doc_terms.len();
+        if let Some(doc) = self.docs.get_mut(slot as usize) {
+            *doc = Doc { key, len, live: true, terms: doc_terms };
+        }
+        self.slots.insert(key, slot);
+        self.live_docs += 1;
+        self.total_len += u64::from(len);
+        Ok(())
+    }
+
+    fn intern(&mut self, t: &str) -> u32 {
+        let hash = term_hash(t);
+        if let Some(&id) = self.term_ids.get(&hash) {
+            return id;
+        }
+        let term = Term { hash, postings: Vec::new() };
+        let id = match self.free_terms.pop() {
+            Some(id) => {
+                if let Some(slot) = self.terms.get_mut(id as usize) {
+                    *slot = term;
+                }
+                id
+            }
+            None => {
+                self.terms.push(term);
+                (self.terms.len() - 1) as u32
+            }
+        };
+        self.term_ids.insert(hash, id);
+        id
+    }
+
+    /// Removes `key`. Returns whether it was indexed.
+    pub fn remove(&mut self, key: u64) -> bool {
+        let Some(slot) = self.slots.remove(&key) else { return false };
+        let Some(doc) = self.docs.get_mut(slot as usize) else { return false };
+        let terms = std::mem::take(&mut doc.terms);
+        let len = doc.len;
+        doc.live = false;
+        doc.len = 0;
+        for &(id, _) in &terms {
+            let Some(term) = self.terms.get_mut(id as usize) else { continue };
+            if let Some(pos) = term.postings.iter().position(|p| p.slot == slot) {
+                term.postings.swap_remove(pos);
+            }
+            if term.postings.is_empty() {
+                // Recycle the term id so churn does not grow the vocabulary.
+                term.postings = Vec::new();
+                self.term_ids.remove(&term.hash);
+                self.free_terms.push(id);
+            }
+        }
+        self.postings_total -= terms.len();
+        self.free_slots.push(slot);
+        self.live_docs -= 1;
+        self.total_len -= u64::from(len);
+        true
+    }
+
+    /// The `k` best documents for `query` under `filter`, written to `out`
+    /// as `(key, score)` by descending score, ties by ascending key. A query
+    /// with no indexed term returns nothing. `k` is capped at
+    /// [`limits::KEYWORD_RESULTS_MAX`]; a query over
+    /// [`limits::QUERY_TEXT_BYTES_MAX`] or an unsorted subset is refused.
+    pub fn search(
+        &self,
+        query: &str,
+        k: usize,
+        filter: KeyFilter<'_>,
+        scratch: &mut Bm25Scratch,
+        out: &mut Vec<(u64, f32)>,
+    ) -> Result<()> {
+        out.clear();
+        if query.len() > limits::QUERY_TEXT_BYTES_MAX {
+            return Err(Error::too_large("query", query.len(), limits::QUERY_TEXT_BYTES_MAX));
+        }
+        if let KeyFilter::Subset(keys) = filter {
+            if keys.windows(2).any(|w| w[0] >= w[1]) {
+                return Err(Error::invalid("subset", "keys must be sorted ascending without duplicates"));
+            }
+        }
+        let k = k.min(limits::KEYWORD_RESULTS_MAX);
+        if k == 0 || self.live_docs == 0 {
+            return Ok(());
+        }
+        self.query_terms(query, scratch);
+        if scratch.query_terms.is_empty() {
+            return Ok(());
+        }
+        let avgdl = self.total_len as f32 / self.live_docs as f32;
+        let (k1, b) = (self.params.k1, self.params.b);
+        // Per-document length factor of the denominator.
+        let norm = |len: u32| k1 * (1.0 - b + b * (len as f32 / avgdl.max(f32::MIN_POSITIVE)));
+        scratch.candidates.clear();
+
+        let subset_direct = match filter {
+            KeyFilter::Subset(keys) => {
+                let walk: usize = scratch.query_terms.iter().filter_map(|&(id, _)| self.terms.get(id as usize)).map(|t| t.postings.len()).sum();
+                keys.len().saturating_mul(4) < walk
+            }
+            _ => false,
+        };
+        if let (true, KeyFilter::Subset(keys)) = (subset_direct, filter) {
+            for key in keys {
+                let Some(&slot) = self.slots.get(key) else { continue };
+                let Some(doc) = self.docs.get(slot as usize) else { continue };
+                let n = norm(doc.len);
+                let mut score = 0.0f32;
+                for &(id, weight) in &scratch.query_terms {
+                    if let Ok(i) = doc.terms.binary_search_by_key(&id, |&(t, _)| t) {
+                        let tf = doc.terms.get(i).map_or(0, |&(_, tf)| tf) as f32;
+                        score += weight * tf / (tf + n);
+                    }
+                }
+                if score > 0.0 {
+                    scratch.candidates.push((score, slot));
+                }
+            }
+        } else {
+            if scratch.acc.len() < self.docs.len() {
+                scratch.acc.resize(self.docs.len(), 0.0);
+            }
+            scratch.touched.clear();
+            for &(id, weight) in &scratch.query_terms {
+                let Some(term) = self.terms.get(id as usize) else { continue };
+                for p in &term.postings {
+                    let len = self.docs.get(p.slot as usize).map_or(0, |d| d.len);
+                    let tf = p.tf as f32;
+                    let Some(acc) = scratch.acc.get_mut(p.slot as usize) else { continue };
+                    if *acc == 0.0 {
+                        scratch.touched.push(p.slot);
+                    }
+                    *acc += weight * tf / (tf + norm(len));
+                }
+            }
+            for &slot in &scratch.touched {
+                let Some(acc) = scratch.acc.get_mut(slot as usize) else { continue };
+                let score = std::mem::take(acc);
+                let key = self.docs.get(slot as usize).map_or(0, |d| d.key);
+                let keep = match filter {
+                    KeyFilter::All => true,
+                    KeyFilter::Predicate(p) => p(key),
+                    KeyFilter::Subset(keys) => keys.binary_search(&key).is_ok(),
+                };
+                if keep {
+                    scratch.candidates.push((score, slot));
+                }
+            }
+        }
+        self.top_k(k, scratch, out);
+        Ok(())
+    }
+
+    /// Distinct known query terms with their weight `idf · (k1 + 1) · qtf`,
+    /// in order of first appearance.
+    fn query_terms(&self, query: &str, scratch: &mut Bm25Scratch) {
+        scratch.query_terms.clear();
+        let n = self.live_docs as f32;
+        let k1 = self.params.k1;
+        let mut buf = std::mem::take(&mut scratch.buf);
+        let terms = &mut scratch.query_terms;
+        self.analyzer.for_each_token(query, &mut buf, |t| {
+            let Some(&id) = self.term_ids.get(&term_hash(t)) else { return };
+            if let Some(entry) = terms.iter_mut().find(|(i, _)| *i == id) {
+                entry.1 += 1.0;
+            } else if terms.len() < limits::QUERY_TERMS_MAX {
+                terms.push((id, 1.0));
+            }
+        });
+        scratch.buf = buf;
+        for (id, weight) in terms.iter_mut() {
+            let df = self.terms.get(*id as usize).map_or(0, |t| t.postings.len()) as f32;
+            *weight *= idf(n, df) * (k1 + 1.0);
+        }
+    }
+
+    fn top_k(&self, k: usize, scratch: &mut Bm25Scratch, out: &mut Vec<(u64, f32)>) {
+        let key = |slot: u32| self.docs.get(slot as usize).map_or(0, |d| d.key);
+        let order = |a: &(f32, u32), b: &(f32, u32)| b.0.total_cmp(&a.0).then_with(|| key(a.1).cmp(&key(b.1)));
+        let c = &mut scratch.candidates;
+        if c.len() > k {
+            c.select_nth_unstable_by(k - 1, order);
+            c.truncate(k);
+        }
+        c.sort_unstable_by(order);
+        out.extend(c.iter().map(|&(score, slot)| (key(slot), score)));
+    }
+
+    /// Total postings held (one per distinct term per document).
+    pub fn postings_len(&self) -> usize {
+        self.postings_total
+    }
+}
+
+/// Lucene's BM25 IDF: positive for every document frequency.
+pub fn idf(n: f32, df: f32) -> f32 {
+    (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+}

@@ -1,0 +1,6 @@
+mod bm25;
+mod embed;
+mod filter;
+mod rank;
+mod record;
+mod text;
