@@ -140,6 +140,8 @@ export interface OpenOptions {
   keyPrefix?: string;
   /** Milliseconds since the epoch; default Date.now. */
   clock?: () => number;
+  /** Embeds long-term memory texts; default the offline hashed n-gram embedder. */
+  embedder?: Embedder;
 }
 
 /** A decimal string such as "12.50": never a JS number. */
@@ -242,11 +244,13 @@ export class Memory {
   private constructor();
   /** The tenant's exact Decimal ledger. */
   readonly ledger: Ledger;
+  /** Long-term memory: records found by meaning, keyword or both. */
+  readonly longTerm: LongTermMemory;
   static open(options?: OpenOptions): Promise<Memory>;
   static openPublished(source: Store, options?: { keyPrefix?: string; namespace?: string; clock?: () => number }): Promise<Memory>;
   getOrCreateSession(sessionId: string, init?: SessionInput): Promise<{ created: boolean; session: Session }>;
   appendMessages(sessionId: string, messages: MessageInput[]): Promise<Session>;
-  getSession(sessionId: string, options?: { userId?: string; recentMessagesLimit?: number }): Promise<Session | null>;
+  getSession(sessionId: string, options?: { userId?: string; recentMessagesLimit?: number; model?: string; contextWindowMax?: number }): Promise<Session | null>;
   deleteSession(sessionId: string): Promise<boolean>;
   listSessions(options?: { offset?: number; limit?: number; userId?: string }): Promise<{ sessions: string[]; total: number }>;
   expire(): Promise<number | null>;
@@ -496,4 +500,100 @@ export class ToolCache {
   getOrCall<A extends object, R>(tool: string, args: A, fn: (args: A) => Promise<R> | R, options?: { ttlSeconds?: number }): Promise<R>;
   invalidate(selector?: { tool?: string; args?: object }): Promise<number>;
   list(): Promise<{ entries: unknown[]; hits: number; misses: number }>;
+}
+
+/** `async (texts) => one Float32Array per text`. */
+export type Embedder = (texts: string[]) => Promise<Float32Array[]> | Float32Array[];
+
+export interface MemoryRecordInput {
+  id?: string;
+  text: string;
+  user_id?: string;
+  session_id?: string;
+  namespace?: string;
+  topics?: string[];
+  entities?: string[];
+  memory_type?: "semantic" | "episodic" | "message";
+  event_date?: string;
+  created_at?: string;
+  last_accessed?: string;
+  pinned?: boolean;
+  metadata?: Record<string, unknown>;
+}
+
+export interface MemoryRecord extends Required<Pick<MemoryRecordInput, "id" | "text" | "topics" | "entities" | "memory_type" | "pinned">> {
+  user_id: string | null;
+  session_id: string | null;
+  namespace: string | null;
+  created_at: string;
+  updated_at: string;
+  last_accessed: string;
+  event_date: string | null;
+  memory_hash: string;
+  access_count: number;
+  metadata: Record<string, unknown>;
+}
+
+export interface MemoryHit extends MemoryRecord {
+  /** Cosine distance, or `1 - score` for keyword and hybrid. */
+  dist: number;
+  score: number;
+  score_type: "semantic" | "keyword" | "hybrid";
+  /** The vector segment that answered (0 = the flat one), or null. */
+  segment: number | null;
+}
+
+export type TagFilter = { eq?: string; ne?: string; any?: string[]; all?: string[]; none?: string[]; startswith?: string };
+export type TimeFilter = { gt?: string | number; gte?: string | number; lt?: string | number; lte?: string | number; eq?: string | number; ne?: string | number; between?: [string | number, string | number] };
+
+export interface SearchQuery {
+  text?: string;
+  mode?: "semantic" | "keyword" | "hybrid";
+  vector?: Float32Array;
+  limit?: number;
+  offset?: number;
+  hybridAlpha?: number;
+  fusion?: "alpha" | "rrf";
+  recencyBoost?: boolean;
+  distanceThreshold?: number;
+  ef?: number;
+  embedder?: Embedder;
+  user_id?: TagFilter;
+  session_id?: TagFilter;
+  namespace?: TagFilter;
+  topics?: TagFilter;
+  entities?: TagFilter;
+  memory_type?: { eq?: string; ne?: string; any?: string[] };
+  created_at?: TimeFilter;
+  last_accessed?: TimeFilter;
+  event_date?: TimeFilter;
+}
+
+export class LongTermMemory {
+  private constructor();
+  create(memories: MemoryRecordInput[], options?: { vectors?: Float32Array | Float32Array[]; deduplicate?: boolean; embedder?: Embedder }): Promise<{ status: "ok"; created: string[]; duplicates: string[] }>;
+  search(query: SearchQuery): Promise<{ memories: MemoryHit[]; total: number; next_offset: number | null; exact_filter: boolean }>;
+  get(id: string): Promise<MemoryRecord | null>;
+  edit(id: string, patch: Partial<MemoryRecordInput>, options?: { embedder?: Embedder }): Promise<MemoryRecord>;
+  delete(ids: string[]): Promise<number>;
+  forget(policy: { max_age_days?: number; max_inactive_days?: number; budget?: number; memory_type_allowlist?: string[] }, options?: { userId?: string; sessionId?: string; namespace?: string; pinnedIds?: string[]; dryRun?: boolean; limit?: number }): Promise<{ scanned: number; deleted: number; deleted_ids: string[]; dry_run: boolean }>;
+}
+
+/** The segmented vector index on its own. */
+export class VectorIndex {
+  constructor(options: { dim: number; metric?: "cosine" | "dot"; quantization?: "int8"; sealPoints?: number; efConstruction?: number; efSearch?: number; seed?: number });
+  addBatch(keys: Uint32Array, vectors: Float32Array): void;
+  add(key: number, vector: Float32Array): boolean;
+  remove(key: number): boolean;
+  has(key: number): boolean;
+  search(query: Float32Array, k: number, ef?: number, filterKeys?: Uint32Array): { keys: Uint32Array; scores: Float32Array; segments: Uint32Array };
+  compact(workPointsMax: number): unknown;
+  serialize(): Uint8Array;
+  static deserialize(bytes: Uint8Array): VectorIndex;
+  readonly len: number;
+  readonly isEmpty: boolean;
+  readonly dim: number;
+  stats(): unknown;
+  memoryBytes(): number;
+  free(): void;
 }

@@ -15,10 +15,13 @@ import {
 import { loadAsset } from "./assets.js";
 import { EdgememError, call, checkCount, checkId, invalid, rethrow, toJson } from "./util.js";
 import { AgentConfig, ToolCache, historyQuery, wrapSummarizer } from "./history.js";
+import { LongTermMemory } from "./longterm.js";
 
 export { MemoryStore, IndexedDBStore, DurableObjectStore, KVStore } from "./stores.js";
 
 export { EdgememError } from "./util.js";
+/** The raw segmented vector index (typed arrays in and out; errors carry `.code`). */
+export { VectorIndex } from "./edgemem_wasm.js";
 
 function sessionPath(sessionId) {
   return `/v1/working-memory/${encodeURIComponent(checkId(sessionId))}`;
@@ -160,11 +163,15 @@ export class Memory {
   /** The tenant's exact Decimal ledger. */
   ledger;
 
-  constructor(core) {
+  /** Long-term memory: records found by meaning, keyword or both. */
+  longTerm;
+
+  constructor(core, { embedder } = {}) {
     if (!(core instanceof MemoryCore)) throw new TypeError("use Memory.open()");
     this.#core = core;
-    this.#api = async (method, path, query = "", body, summarizer) =>
-      JSON.parse(await call(() => core.call(method, path, query, body === undefined ? "" : toJson(body, "body"), summarizer)));
+    this.#api = async (method, path, query = "", body, summarizer, embedder) =>
+      JSON.parse(await call(() => core.call(method, path, query, body === undefined ? "" : toJson(body, "body"), summarizer, embedder)));
+    this.longTerm = new LongTermMemory(core, this.#api, embedder);
     this.ledger = new Ledger(async (method, path, query, body) =>
       JSON.parse(await call(() => core.ledger(method, path, query, body === undefined ? "" : toJson(body, "body")))),
     );
@@ -180,13 +187,13 @@ export class Memory {
    * @param {() => number} [options.clock] milliseconds since the epoch (default Date.now).
    */
   static async open(options = {}) {
-    const { store, namespace, snapshotEveryOps, chunkBytes, keyPrefix, clock } = options;
+    const { store, namespace, snapshotEveryOps, chunkBytes, keyPrefix, clock, embedder } = options;
     const opts = toJson(
       { namespace, snapshot_every_ops: snapshotEveryOps, chunk_bytes: chunkBytes, key_prefix: keyPrefix },
       "options",
     );
     const core = await call(() => MemoryCore.open(store, opts, clock));
-    return new Memory(core);
+    return new Memory(core, { embedder });
   }
 
   /** Opens a volatile replica from a snapshot published with `publishSnapshot`. */
@@ -291,7 +298,18 @@ export class Memory {
   }
 
   /** The session, or `null` when it is missing or expired. */
-  async getSession(sessionId, { userId, recentMessagesLimit } = {}) {
+  async getSession(sessionId, { userId, recentMessagesLimit, model, contextWindowMax } = {}) {
+    if (model !== undefined || contextWindowMax !== undefined) {
+      // With a window, AMS's GET also reports the context gauges.
+      await encodingFor(model);
+      const query = historyQuery({ user_id: userId, model_name: model, context_window_max: contextWindowMax });
+      try {
+        return await this.#api("GET", sessionPath(sessionId), query);
+      } catch (err) {
+        if (err.code === "not_found") return null;
+        throw err;
+      }
+    }
     if (userId !== undefined) checkId(userId, "userId");
     if (recentMessagesLimit !== undefined) checkCount(recentMessagesLimit, "recentMessagesLimit", 0, 2 ** 32 - 1);
     const text = await call(() => this.#core.getSession(checkId(sessionId), userId, recentMessagesLimit));

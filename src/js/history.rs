@@ -21,8 +21,18 @@ use crate::core::tokenizer::{Encoding, EncodingName};
 /// `(turnsJson, previousSummary, tokensMax) => Promise<string>`. The npm
 /// wrapper parses the turns, applies the timeout and awaits the user's
 /// `async (turns, previousSummary) => string`.
-struct JsServices {
-    summarizer: Option<Function>,
+pub(super) struct JsServices {
+    pub(super) summarizer: Option<Function>,
+    /// `async (texts) => Float32Array[]`, one vector per text.
+    pub(super) embedder: Option<Function>,
+}
+
+/// `undefined`/`null` or a function, else a typed error.
+pub(super) fn optional_fn(field: &str, v: JsValue) -> Result<Option<Function>, JsValue> {
+    if v.is_undefined() || v.is_null() {
+        return Ok(None);
+    }
+    v.dyn_into::<Function>().map(Some).map_err(|_| to_js_error(&Error::invalid(field, "must be a function")))
 }
 
 fn hook_failed(reason: String) -> Error {
@@ -49,6 +59,28 @@ impl Services for JsServices {
             out.as_string().ok_or_else(|| hook_failed("returned something other than a string".into()))
         }))
     }
+
+    fn embed<'a>(&'a self, texts: &'a [String]) -> Option<LocalBoxFuture<'a, Result<Vec<Vec<f32>>>>> {
+        let f = self.embedder.clone()?;
+        Some(Box::pin(async move {
+            let fail = |reason: String| Error::HookFailed { hook: "embedder".into(), reason };
+            let arr = js_sys::Array::new();
+            for t in texts {
+                arr.push(&JsValue::from_str(t));
+            }
+            let out = f.call1(&JsValue::NULL, &arr).map_err(|e| fail(js_reason(&e)))?;
+            let out = JsFuture::from(Promise::resolve(&out)).await.map_err(|e| fail(js_reason(&e)))?;
+            let list: js_sys::Array = out.dyn_into().map_err(|_| fail("must resolve to an array of Float32Array".into()))?;
+            if list.length() as usize != texts.len() {
+                return Err(fail(format!("returned {} vectors for {} texts", list.length(), texts.len())));
+            }
+            list.iter()
+                .map(|v| {
+                    v.dyn_into::<js_sys::Float32Array>().map(|a| a.to_vec()).map_err(|_| fail("each vector must be a Float32Array".into()))
+                })
+                .collect()
+        }))
+    }
 }
 
 /// The message of a thrown JS value, for the typed error.
@@ -64,14 +96,10 @@ impl MemoryCore {
     /// Runs an API route in process: `method`, `path` (`/v1/...`), `query`
     /// (`a=1&b=2`), `body_json`; `summarizer` is the optional hook. Resolves
     /// to the response body as JSON text, or rejects with the typed error.
-    pub fn call(&self, method: String, path: String, query: String, body_json: String, summarizer: JsValue) -> Promise {
+    pub fn call(&self, method: String, path: String, query: String, body_json: String, summarizer: JsValue, embedder: JsValue) -> Promise {
         promise(&self.inner, move |inner| async move {
             check_body(&body_json)?;
-            let summarizer = match summarizer {
-                v if v.is_undefined() || v.is_null() => None,
-                v => Some(v.dyn_into::<Function>().map_err(|_| to_js_error(&Error::invalid("summarizer", "must be a function")))?),
-            };
-            let services = JsServices { summarizer };
+            let services = JsServices { summarizer: optional_fn("summarizer", summarizer)?, embedder: optional_fn("embedder", embedder)? };
             let req = api::Request { method: &method, path: &path, query: api::parse_query(&query), body: body_json.as_bytes() };
             let mut rand = random_bits;
             let namespace = inner.namespace.as_deref();
@@ -87,7 +115,7 @@ impl MemoryCore {
     }
 }
 
-fn js_error(code: &str, detail: &str) -> JsValue {
+pub(super) fn js_error(code: &str, detail: &str) -> JsValue {
     let err = js_sys::Error::new(detail);
     err.set_name("EdgememError");
     let _ = js_sys::Reflect::set(&err, &"code".into(), &code.into());

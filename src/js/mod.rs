@@ -5,6 +5,7 @@
 
 mod backend;
 mod history;
+mod longterm;
 mod tokenizer;
 mod vector;
 

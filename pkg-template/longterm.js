@@ -1,0 +1,100 @@
+// Long-term memory: AMS MemoryRecords, found by meaning (the vector index),
+// by keyword (BM25) or both. Records and queries cross as JSON; vectors as
+// Float32Array.
+import { EdgememError, call, checkCount, checkId, invalid, toJson } from "./util.js";
+
+function flatVectors(vectors, n) {
+  if (vectors === undefined) return undefined;
+  if (vectors instanceof Float32Array) return vectors;
+  if (Array.isArray(vectors) && vectors.every((v) => v instanceof Float32Array)) {
+    if (vectors.length !== n) throw invalid("vectors", `${vectors.length} vectors for ${n} memories`);
+    const dim = vectors[0]?.length ?? 0;
+    if (vectors.some((v) => v.length !== dim)) throw new EdgememError("dimension_mismatch", "invalid vector (dimension mismatch): vectors differ in length");
+    const flat = new Float32Array(n * dim);
+    vectors.forEach((v, i) => flat.set(v, i * dim));
+    return flat;
+  }
+  throw invalid("vectors", "must be a Float32Array (flat, n × dim) or an array of Float32Array");
+}
+
+function checkEmbedder(fn) {
+  if (fn !== undefined && typeof fn !== "function") throw invalid("embedder", "must be a function (texts) => Promise<Float32Array[]>");
+  return fn;
+}
+
+/** A tenant's long-term memory (`memory.longTerm`). */
+export class LongTermMemory {
+  #core;
+  #api;
+  #embedder;
+
+  constructor(core, api, embedder) {
+    this.#core = core;
+    this.#api = api;
+    this.#embedder = checkEmbedder(embedder);
+  }
+
+  /**
+   * Creates records (AMS `ClientMemoryRecord` shape: `{id?, text, user_id?,
+   * session_id?, topics?, entities?, memory_type?, event_date?, pinned?}`).
+   * `vectors`: their embeddings (a flat Float32Array or one per record);
+   * else `embedder` (or the one given to `Memory.open`), else the offline
+   * hashed n-gram embedder. Resolves to `{created, duplicates}`.
+   */
+  async create(memories, { vectors, deduplicate = true, embedder } = {}) {
+    if (!Array.isArray(memories)) throw invalid("memories", "must be an array");
+    const flat = flatVectors(vectors, memories.length);
+    const body = toJson({ memories, deduplicate }, "memories");
+    return JSON.parse(await call(() => this.#core.ltmCreate(body, flat, checkEmbedder(embedder) ?? this.#embedder)));
+  }
+
+  /**
+   * Searches: `{text, mode: "semantic" | "keyword" | "hybrid", vector?,
+   * limit?, offset?, hybridAlpha?, fusion?: "alpha" | "rrf",
+   * recencyBoost?, distanceThreshold?, ef?}` plus AMS filters in snake_case
+   * (`user_id: {eq}`, `topics: {any}`, `memory_type: {eq}`, `created_at:
+   * {gte, lte}`, ...). Resolves to `{memories: [record + dist, score,
+   * score_type, segment], total, next_offset}`.
+   */
+  async search({ text, mode, vector, limit, offset, hybridAlpha, fusion, recencyBoost, distanceThreshold, ef, embedder, ...filters } = {}) {
+    if (vector !== undefined && !(vector instanceof Float32Array)) throw invalid("vector", "must be a Float32Array");
+    const body = toJson({ text, search_mode: mode, limit, offset, hybrid_alpha: hybridAlpha, fusion, recency_boost: recencyBoost, distance_threshold: distanceThreshold, ef, ...filters }, "query");
+    return JSON.parse(await call(() => this.#core.ltmSearch(body, vector, checkEmbedder(embedder) ?? this.#embedder)));
+  }
+
+  /** The record, or null. */
+  async get(id) {
+    try {
+      return await this.#api("GET", `/v1/long-term-memory/${encodeURIComponent(checkId(id, "id"))}`);
+    } catch (err) {
+      if (err.code === "not_found") return null;
+      throw err;
+    }
+  }
+
+  /** Edits `{text?, topics?, entities?, memory_type?, user_id?, session_id?, event_date?, pinned?}`; a new text is re-embedded. */
+  async edit(id, patch, { embedder } = {}) {
+    return this.#api("PATCH", `/v1/long-term-memory/${encodeURIComponent(checkId(id, "id"))}`, "", patch, undefined, checkEmbedder(embedder) ?? this.#embedder);
+  }
+
+  /** Deletes records; resolves to how many existed. */
+  async delete(ids) {
+    if (!Array.isArray(ids) || ids.length === 0) throw invalid("ids", "must be a non-empty array");
+    const q = new URLSearchParams();
+    for (const id of ids) q.append("memory_ids", checkId(id, "ids[]"));
+    const r = await this.#api("DELETE", "/v1/long-term-memory", q.toString());
+    return Number(/deleted (\d+)/.exec(r.status)?.[1] ?? 0);
+  }
+
+  /**
+   * Applies a forget policy `{max_age_days?, max_inactive_days?, budget?,
+   * memory_type_allowlist?}`; pinned records and `pinnedIds` are spared.
+   * A dry run unless `dryRun: false`. Resolves to `{scanned, deleted, deleted_ids, dry_run}`.
+   */
+  async forget(policy, { userId, sessionId, namespace, pinnedIds = [], dryRun = true, limit } = {}) {
+    if (limit !== undefined) checkCount(limit, "limit", 1, 1000);
+    const q = new URLSearchParams();
+    for (const [k, v] of Object.entries({ user_id: userId, session_id: sessionId, namespace, limit, dry_run: dryRun })) if (v !== undefined) q.set(k, String(v));
+    return this.#api("POST", "/v1/long-term-memory/forget", q.toString(), { policy, pinned_ids: pinnedIds });
+  }
+}
