@@ -246,6 +246,8 @@ export class Memory {
   readonly ledger: Ledger;
   /** Long-term memory: records found by meaning, keyword or both. */
   readonly longTerm: LongTermMemory;
+  /** The episodic log: events with a per-agent cap and a TTL. */
+  readonly episodes: Episodes;
   static open(options?: OpenOptions): Promise<Memory>;
   static openPublished(source: Store, options?: { keyPrefix?: string; namespace?: string; clock?: () => number }): Promise<Memory>;
   getOrCreateSession(sessionId: string, init?: SessionInput): Promise<{ created: boolean; session: Session }>;
@@ -596,4 +598,22 @@ export class VectorIndex {
   stats(): unknown;
   memoryBytes(): number;
   free(): void;
+}
+
+export interface Episode {
+  id: string;
+  agent_id: string;
+  kind: string;
+  at: string;
+  payload: Record<string, unknown>;
+  outcome: unknown;
+  seq: number;
+}
+
+export class Episodes {
+  private constructor();
+  record(event: { agent_id: string; kind: string; at?: string | number; payload?: Record<string, unknown>; outcome?: unknown; id?: string }): Promise<{ id: string; seq: number; evicted: number }>;
+  recent(n?: number, options?: { agentId?: string; kind?: string }): Promise<Episode[]>;
+  summarizeWindow(since: string | number | Date, options?: { agentId?: string }): Promise<{ total: number; by_kind: Record<string, number>; first_at: string | null; last_at: string | null; span_seconds: number | null }>;
+  configure(config: { per_agent_max: number; ttl_seconds?: number; at_cap?: "evict_oldest" | "refuse" }): Promise<{ dropped: number }>;
 }

@@ -15,7 +15,7 @@ import {
 import { loadAsset } from "./assets.js";
 import { EdgememError, call, checkCount, checkId, invalid, rethrow, toJson } from "./util.js";
 import { AgentConfig, ToolCache, historyQuery, wrapSummarizer } from "./history.js";
-import { LongTermMemory } from "./longterm.js";
+import { Episodes, LongTermMemory } from "./longterm.js";
 
 export { MemoryStore, IndexedDBStore, DurableObjectStore, KVStore } from "./stores.js";
 
@@ -166,12 +166,16 @@ export class Memory {
   /** Long-term memory: records found by meaning, keyword or both. */
   longTerm;
 
+  /** The episodic log. */
+  episodes;
+
   constructor(core, { embedder } = {}) {
     if (!(core instanceof MemoryCore)) throw new TypeError("use Memory.open()");
     this.#core = core;
     this.#api = async (method, path, query = "", body, summarizer, embedder) =>
       JSON.parse(await call(() => core.call(method, path, query, body === undefined ? "" : toJson(body, "body"), summarizer, embedder)));
     this.longTerm = new LongTermMemory(core, this.#api, embedder);
+    this.episodes = new Episodes(this.#api);
     this.ledger = new Ledger(async (method, path, query, body) =>
       JSON.parse(await call(() => core.ledger(method, path, query, body === undefined ? "" : toJson(body, "body")))),
     );

@@ -98,3 +98,38 @@ export class LongTermMemory {
     return this.#api("POST", "/v1/long-term-memory/forget", q.toString(), { policy, pinned_ids: pinnedIds });
   }
 }
+
+/** The episodic log (`memory.episodes`): agent events with a per-agent cap and a TTL. */
+export class Episodes {
+  #api;
+
+  constructor(api) {
+    this.#api = api;
+  }
+
+  /** Records `{agent_id, kind, at?, payload?, outcome?, id?}`; resolves to `{id, seq, evicted}`. */
+  async record(event) {
+    return this.#api("POST", "/v1/episodes", "", event);
+  }
+
+  /** The newest `n` events, newest first, optionally of one agent and kind. */
+  async recent(n = 20, { agentId, kind } = {}) {
+    checkCount(n, "n", 1, 1000);
+    const q = new URLSearchParams({ n: String(n) });
+    if (agentId !== undefined) q.set("agent_id", checkId(agentId, "agentId"));
+    if (kind !== undefined) q.set("kind", String(kind));
+    return (await this.#api("GET", "/v1/episodes", q.toString())).episodes;
+  }
+
+  /** `{total, by_kind, first_at, last_at, span_seconds}` since a time (RFC 3339 or ms). */
+  async summarizeWindow(since, { agentId } = {}) {
+    const q = new URLSearchParams({ since: since instanceof Date ? since.toISOString() : String(since) });
+    if (agentId !== undefined) q.set("agent_id", checkId(agentId, "agentId"));
+    return this.#api("GET", "/v1/episodes/summary", q.toString());
+  }
+
+  /** Sets `{per_agent_max, ttl_seconds?, at_cap?: "evict_oldest" | "refuse"}`. */
+  async configure(config) {
+    return this.#api("PUT", "/v1/episodes/config", "", config);
+  }
+}

@@ -143,3 +143,33 @@ fn tenants_never_see_each_other() {
     assert_eq!(n, 1_000);
     assert!(!a.call("GET", "/v1/long-term-memory/kitchen", "").body["text"].as_str().unwrap().contains("SECRET"));
 }
+
+#[test]
+fn episodes_record_recent_summarize_cap_and_ttl() {
+    let mut api = Api::new();
+    assert_eq!(api.call("PUT", "/v1/episodes/config", r#"{"per_agent_max": 3, "ttl_seconds": 60}"#).status, 200);
+    for (i, kind) in ["bet", "bet", "deposit", "bet"].iter().enumerate() {
+        let body = json!({ "agent_id": "casino-bot", "kind": kind, "payload": { "n": i }, "outcome": if *kind == "bet" { json!("lost") } else { json!({"ok": true}) } });
+        let r = api.call("POST", "/v1/episodes/", &body.to_string());
+        assert_eq!(r.status, 200, "{}", r.body);
+        assert_eq!(r.body["evicted"], u64::from(i == 3), "the cap keeps the newest");
+        api.now += 1_000;
+    }
+    api.call("POST", "/v1/episodes", r#"{"agent_id": "other", "kind": "login"}"#);
+    let recent = api.call("GET", "/v1/episodes?agent_id=casino-bot&n=10&kind=bet", "");
+    let ns: Vec<u64> = recent.body["episodes"].as_array().unwrap().iter().map(|e| e["payload"]["n"].as_u64().unwrap()).collect();
+    assert_eq!(ns, [3, 1], "newest first, filtered by kind, the evicted one gone");
+    let s = api.call("GET", "/v1/episodes/summary?agent_id=casino-bot", "");
+    assert_eq!((s.body["total"].as_u64(), s.body["by_kind"]["bet"].as_u64(), s.body["span_seconds"].as_u64()), (Some(3), Some(2), Some(2)));
+    api.now += 61_000;
+    assert_eq!(api.call("GET", "/v1/episodes?agent_id=casino-bot", "").body["episodes"].as_array().unwrap().len(), 0, "past the TTL: invisible at once");
+    for (body, code) in [
+        (r#"{"agent_id": "", "kind": "x"}"#, "invalid_input"),
+        (r#"{"agent_id": "a", "kind": "x", "payload": [1]}"#, "invalid_input"),
+        (r#"{"agent_id": "a", "kind": "x", "at": "not a time"}"#, "invalid_input"),
+        (r#"{"agent_id": "a"}"#, "invalid_input"),
+    ] {
+        assert_eq!(api.call("POST", "/v1/episodes", body).body["code"], code, "{body}");
+    }
+    assert_eq!(api.call("PUT", "/v1/episodes/config", r#"{"per_agent_max": 0}"#).status, 422);
+}

@@ -8,6 +8,7 @@
 
 pub mod agents;
 pub mod budget;
+pub mod episodes;
 pub mod history;
 pub mod ledger;
 pub mod longterm;
@@ -201,6 +202,7 @@ async fn route<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut Ctx<'_
         (["health"], "GET") => Ok(Response::ok(json!({ "now": ctx.now, "version": VERSION }))),
         (["stats"], "GET") => stats(store).await.map(Response::ok),
         (["ledger", rest @ ..], _) => ledger::route(store, req, ctx, rest).await,
+        (["episodes", rest @ ..], _) => episodes::route(store, req, ctx, rest).await.map(Response::ok),
         (["long-term-memory", rest @ ..], _) => longterm::route(store, req, ctx, rest).await.map(Response::ok),
         (["working-memory", ""], "GET") => list_sessions_route(store, req, ctx).await,
         (["working-memory", id], _) if !id.is_empty() => match method {
@@ -404,6 +406,9 @@ pub async fn expire<B: Backend>(store: &Store<B>, now: Millis) -> Result<Option<
     }
     if ledger_due {
         store.apply(Op::Ledger(crate::core::ledger::LedgerOp::Expire), now).await?;
+    }
+    if store.read(|e| e.episodes().next_expiry().is_some_and(|at| at <= now)).await? {
+        store.apply(Op::EpisodesExpire, now).await?;
     }
     store.read(|e| e.next_expiry()).await
 }

@@ -90,3 +90,19 @@ test("VectorIndex: typed arrays in and out, serialize and restore, typed errors"
   index.free();
   back.free();
 });
+
+test("episodic log: record, recent by kind, window summary, cap", async () => {
+  let now = Date.parse("2026-11-22T10:00:00Z");
+  const memory = await Memory.open({ clock: () => now });
+  await memory.episodes.configure({ per_agent_max: 2 });
+  for (const kind of ["trade", "trade", "deposit"]) {
+    await memory.episodes.record({ agent_id: "bot", kind, payload: { at: now }, outcome: "ok" });
+    now += 1000;
+  }
+  const recent = await memory.episodes.recent(10, { agentId: "bot" });
+  assert.deepEqual(recent.map((e) => e.kind), ["deposit", "trade"], "newest first, capped at 2");
+  const s = await memory.episodes.summarizeWindow(new Date(now - 60_000), { agentId: "bot" });
+  assert.equal(s.total, 2);
+  assert.equal(s.by_kind.trade, 1);
+  await rejectsWith(memory.episodes.record({ agent_id: "bot" }), "invalid_input");
+});

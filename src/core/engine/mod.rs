@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use crate::core::codec::{self, SCHEMA_VERSION};
 use crate::core::error::{Error, Result};
 use crate::core::ledger::{Ledger, LedgerApplied, LedgerOp, LedgerSnapshot};
+use crate::core::episodes::{Episode, EpisodicConfig, EpisodicLog, Recorded};
 use crate::core::limits;
 use crate::core::longterm::{LongTerm, LongTermSnapshot, LtmApplied, LtmOp};
 use crate::core::migrate;
@@ -46,6 +47,12 @@ pub enum Op {
     History(HistoryOp),
     /// A long-term memory mutation.
     Ltm(LtmOp),
+    /// Record an event in the episodic log.
+    EpisodeRecord { episode: Episode },
+    /// Set the episodic log's cap, TTL and policy at the cap.
+    EpisodesConfigure { config: EpisodicConfig },
+    /// Drop events past the episodic log's TTL at `now`.
+    EpisodesExpire,
 }
 
 /// What an applied op did.
@@ -59,6 +66,8 @@ pub enum Applied {
     Ledger(LedgerApplied),
     History(HistoryApplied),
     Ltm(LtmApplied),
+    EpisodeRecorded(Recorded),
+    EpisodesDropped { count: usize },
 }
 
 /// One page of the session list, sorted by session id.
@@ -90,6 +99,9 @@ struct SnapshotV1 {
     /// Added within schema v1 (long-term memory issue), default empty.
     #[serde(default)]
     longterm: LongTermSnapshot,
+    /// Added within schema v1 (long-term memory issue), default empty.
+    #[serde(default)]
+    episodes: EpisodicLog,
 }
 
 /// The in-memory state of one tenant.
@@ -104,6 +116,7 @@ pub struct Engine {
     ledger: Ledger,
     history: HistoryState,
     longterm: LongTerm,
+    episodes: EpisodicLog,
 }
 
 impl Engine {
@@ -169,6 +182,9 @@ impl Engine {
             Op::Ledger(op) => Applied::Ledger(self.ledger.apply(op, now)?),
             Op::History(op) => Applied::History(self.apply_history(op, now)?),
             Op::Ltm(op) => Applied::Ltm(self.longterm.apply(op, now)?),
+            Op::EpisodeRecord { episode } => Applied::EpisodeRecorded(self.episodes.record(episode.clone(), now)?),
+            Op::EpisodesConfigure { config } => Applied::EpisodesDropped { count: self.episodes.configure(*config)? },
+            Op::EpisodesExpire => Applied::EpisodesDropped { count: self.episodes.expire(now) },
             Op::SessionsExpire => {
                 let due: Vec<(Millis, String)> = self.expiry.iter().take_while(|(at, _)| *at <= now).cloned().collect();
                 let mut session_ids = Vec::with_capacity(due.len());
@@ -240,15 +256,17 @@ impl Engine {
     /// scheduling a sweep (a Durable Object alarm, a timer).
     pub fn next_expiry(&self) -> Option<Millis> {
         let sessions = self.expiry.first().map(|(at, _)| *at);
-        match (sessions, self.ledger.next_expiry()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [sessions, self.ledger.next_expiry(), self.episodes.next_expiry()].into_iter().flatten().min()
     }
 
     /// Whether a session TTL has run out at `now` and awaits a sweep.
     pub fn sessions_due(&self, now: Millis) -> bool {
         self.expiry.first().is_some_and(|(at, _)| *at <= now)
+    }
+
+    /// The episodic log, for queries.
+    pub fn episodes(&self) -> &EpisodicLog {
+        &self.episodes
     }
 
     /// The tenant's long-term memory, for queries.
@@ -280,6 +298,7 @@ impl Engine {
             ledger: self.ledger.to_snapshot(),
             history: self.history.clone(),
             longterm: self.longterm.to_snapshot(),
+            episodes: self.episodes.clone(),
         };
         let bytes = rmp_serde::to_vec_named(&body).map_err(|e| Error::Internal { detail: format!("encode snapshot: {e}") })?;
         if bytes.len() > limits::SNAPSHOT_BYTES_MAX {
@@ -296,7 +315,7 @@ impl Engine {
             SCHEMA_VERSION => rmp_serde::from_slice(body).map_err(|e| Error::SnapshotCorrupt { reason: format!("body: {e}") })?,
             older => {
                 let (last_seq, sessions) = migrate::snapshot_to_current(older, body)?;
-                SnapshotV1 { last_seq, sessions, ledger: LedgerSnapshot::default(), history: HistoryState::default(), longterm: LongTermSnapshot::default() }
+                SnapshotV1 { last_seq, sessions, ledger: LedgerSnapshot::default(), history: HistoryState::default(), longterm: LongTermSnapshot::default(), episodes: EpisodicLog::default() }
             }
         };
         if v1.sessions.len() > limits::SESSIONS_MAX {
@@ -314,6 +333,7 @@ impl Engine {
         v1.history.validate(&engine.sessions).map_err(|e| Error::SnapshotCorrupt { reason: format!("history: {e}") })?;
         engine.history = v1.history;
         engine.longterm = LongTerm::from_snapshot(v1.longterm)?;
+        engine.episodes = v1.episodes;
         Ok(engine)
     }
 }

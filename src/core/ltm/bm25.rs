@@ -70,31 +70,108 @@ pub struct Bm25Scratch {
     buf: TokenBuf,
 }
 
-#[derive(Debug, Clone, Copy)]
-struct Posting {
-    slot: u32,
-    tf: u32,
+/// One posting packed in a `u32`: the slot in the high 24 bits (slots stay
+/// below [`SLOTS_MAX`]), the term frequency in the low 8, saturating at 255
+/// (where BM25's saturation makes the difference negligible: with k1 = 1.2
+/// a tf of 255 already scores 99.5 % of an infinite one).
+type Posting = u32;
+
+const SLOTS_MAX: usize = 1 << 24;
+
+fn posting(slot: u32, tf: u32) -> Posting {
+    slot << 8 | tf.min(255)
 }
 
-#[derive(Debug, Default)]
+fn posting_slot(p: Posting) -> u32 {
+    p >> 8
+}
+
+fn posting_tf(p: Posting) -> u32 {
+    p & 255
+}
+
+/// A term's postings. Most terms (word pairs above all) occur in a single
+/// document, so that case is held inline rather than in a heap vector.
+#[derive(Debug, Clone, Default)]
+enum Postings {
+    #[default]
+    Empty,
+    One(Posting),
+    Many(Vec<Posting>),
+}
+
+impl Postings {
+    fn as_slice(&self) -> &[Posting] {
+        match self {
+            Postings::Empty => &[],
+            Postings::One(p) => std::slice::from_ref(p),
+            Postings::Many(v) => v,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.as_slice().len()
+    }
+
+    fn is_empty(&self) -> bool {
+        matches!(self, Postings::Empty)
+    }
+
+    fn push(&mut self, p: Posting) {
+        match self {
+            Postings::Empty => *self = Postings::One(p),
+            Postings::One(first) => *self = Postings::Many(vec![*first, p]),
+            Postings::Many(v) => v.push(p),
+        }
+    }
+
+    /// Removes the posting of `slot`; order is not kept.
+    fn remove_slot(&mut self, slot: u32) {
+        match self {
+            Postings::One(p) if posting_slot(*p) == slot => *self = Postings::Empty,
+            Postings::Many(v) => {
+                if let Some(pos) = v.iter().position(|&p| posting_slot(p) == slot) {
+                    v.swap_remove(pos);
+                }
+                match v.as_slice() {
+                    [] => *self = Postings::Empty,
+                    [only] => *self = Postings::One(*only),
+                    _ if v.capacity() > 4 * v.len() => v.shrink_to(2 * v.len()),
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn heap_bytes(&self) -> usize {
+        match self {
+            Postings::Many(v) => v.capacity() * std::mem::size_of::<Posting>(),
+            _ => 0,
+        }
+    }
+}
+
+#[derive(Debug, Default, Clone)]
 struct Term {
     hash: u64,
-    postings: Vec<Posting>,
+    postings: Postings,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 struct Doc {
     key: u64,
+    /// Tokens, the BM25 document length.
     len: u32,
-    live: bool,
-    /// `(term id, tf)`, sorted by term id.
-    terms: Vec<(u32, u32)>,
+    /// Distinct term ids, sorted, and their frequencies (saturating at 255).
+    term_ids: Box<[u32]>,
+    tfs: Box<[u8]>,
 }
 
 /// The index. Not serialized: it is derived from the records' text and
 /// rebuilt from them on load (see `examples/ltm_quality.rs` for the build
 /// time).
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Bm25Index {
     analyzer: Analyzer,
     params: Bm25Params,
@@ -172,7 +249,7 @@ impl Bm25Index {
         if text.len() > limits::MEMORY_TEXT_BYTES_MAX {
             return Err(Error::too_large("text", text.len(), limits::MEMORY_TEXT_BYTES_MAX));
         }
-        if !self.slots.contains_key(&key) && self.live_docs >= limits::BM25_DOCS_MAX {
+        if !self.slots.contains_key(&key) && self.live_docs >= limits::BM25_DOCS_MAX.min(SLOTS_MAX) {
             return Err(Error::LimitExceeded { what: "documents in the keyword index".into(), limit: limits::BM25_DOCS_MAX as u64 });
         }
         self.remove(key);
@@ -184,14 +261,17 @@ impl Bm25Index {
         analyzer.for_each_token(text, &mut buf, |t| ids.push(self.intern(t)));
         let len = u32::try_from(ids.len()).unwrap_or(u32::MAX);
         ids.sort_unstable();
-        let mut doc_terms: Vec<(u32, u32)> = Vec::new();
+        let mut term_ids: Vec<u32> = Vec::new();
+        let mut tfs: Vec<u32> = Vec::new();
         for id in ids {
-            match doc_terms.last_mut() {
-                Some(last) if last.0 == id => last.1 += 1,
-                _ => doc_terms.push((id, 1)),
+            match (term_ids.last(), tfs.last_mut()) {
+                (Some(&last), Some(tf)) if last == id => *tf += 1,
+                _ => {
+                    term_ids.push(id);
+                    tfs.push(1);
+                }
             }
         }
-        doc_terms.shrink_to_fit();
         let slot = match self.free_slots.pop() {
             Some(s) => s,
             None => {
@@ -199,14 +279,19 @@ impl Bm25Index {
                 (self.docs.len() - 1) as u32
             }
         };
-        for &(id, tf) in &doc_terms {
+        for (&id, &tf) in term_ids.iter().zip(&tfs) {
             if let Some(term) = self.terms.get_mut(id as usize) {
-                term.postings.push(Posting { slot, tf });
+                term.postings.push(posting(slot, tf));
             }
         }
-        self.postings_total += doc_terms.len();
+        self.postings_total += term_ids.len();
         if let Some(doc) = self.docs.get_mut(slot as usize) {
-            *doc = Doc { key, len, live: true, terms: doc_terms };
+            *doc = Doc {
+                key,
+                len,
+                term_ids: term_ids.into_boxed_slice(),
+                tfs: tfs.iter().map(|&tf| tf.min(255) as u8).collect(),
+            };
         }
         self.slots.insert(key, slot);
         self.live_docs += 1;
@@ -219,7 +304,7 @@ impl Bm25Index {
         if let Some(&id) = self.term_ids.get(&hash) {
             return id;
         }
-        let term = Term { hash, postings: Vec::new() };
+        let term = Term { hash, postings: Postings::Empty };
         let id = match self.free_terms.pop() {
             Some(id) => {
                 if let Some(slot) = self.terms.get_mut(id as usize) {
@@ -240,23 +325,19 @@ impl Bm25Index {
     pub fn remove(&mut self, key: u64) -> bool {
         let Some(slot) = self.slots.remove(&key) else { return false };
         let Some(doc) = self.docs.get_mut(slot as usize) else { return false };
-        let terms = std::mem::take(&mut doc.terms);
-        let len = doc.len;
-        doc.live = false;
-        doc.len = 0;
-        for &(id, _) in &terms {
+        let term_ids = std::mem::take(&mut doc.term_ids);
+        doc.tfs = Box::default();
+        let len = std::mem::take(&mut doc.len);
+        for &id in term_ids.iter() {
             let Some(term) = self.terms.get_mut(id as usize) else { continue };
-            if let Some(pos) = term.postings.iter().position(|p| p.slot == slot) {
-                term.postings.swap_remove(pos);
-            }
+            term.postings.remove_slot(slot);
             if term.postings.is_empty() {
                 // Recycle the term id so churn does not grow the vocabulary.
-                term.postings = Vec::new();
                 self.term_ids.remove(&term.hash);
                 self.free_terms.push(id);
             }
         }
-        self.postings_total -= terms.len();
+        self.postings_total -= term_ids.len();
         self.free_slots.push(slot);
         self.live_docs -= 1;
         self.total_len -= u64::from(len);
@@ -313,8 +394,8 @@ impl Bm25Index {
                 let n = norm(doc.len);
                 let mut score = 0.0f32;
                 for &(id, weight) in &scratch.query_terms {
-                    if let Ok(i) = doc.terms.binary_search_by_key(&id, |&(t, _)| t) {
-                        let tf = doc.terms.get(i).map_or(0, |&(_, tf)| tf) as f32;
+                    if let Ok(i) = doc.term_ids.binary_search(&id) {
+                        let tf = f32::from(doc.tfs.get(i).copied().unwrap_or(0));
                         score += weight * tf / (tf + n);
                     }
                 }
@@ -329,12 +410,13 @@ impl Bm25Index {
             scratch.touched.clear();
             for &(id, weight) in &scratch.query_terms {
                 let Some(term) = self.terms.get(id as usize) else { continue };
-                for p in &term.postings {
-                    let len = self.docs.get(p.slot as usize).map_or(0, |d| d.len);
-                    let tf = p.tf as f32;
-                    let Some(acc) = scratch.acc.get_mut(p.slot as usize) else { continue };
+                for &p in term.postings.as_slice() {
+                    let slot = posting_slot(p);
+                    let len = self.docs.get(slot as usize).map_or(0, |d| d.len);
+                    let tf = posting_tf(p) as f32;
+                    let Some(acc) = scratch.acc.get_mut(slot as usize) else { continue };
                     if *acc == 0.0 {
-                        scratch.touched.push(p.slot);
+                        scratch.touched.push(slot);
                     }
                     *acc += weight * tf / (tf + norm(len));
                 }
@@ -395,6 +477,20 @@ impl Bm25Index {
     /// Total postings held (one per distinct term per document).
     pub fn postings_len(&self) -> usize {
         self.postings_total
+    }
+
+    /// Approximate heap bytes held: every vector's capacity and the hash
+    /// tables' buckets (allocator overhead not included).
+    pub fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        let map = |cap: usize, entry: usize| cap * (entry + 1);
+        map(self.term_ids.capacity(), size_of::<(u64, u32)>())
+            + map(self.slots.capacity(), size_of::<(u64, u32)>())
+            + self.terms.capacity() * size_of::<Term>()
+            + self.terms.iter().map(|t| t.postings.heap_bytes()).sum::<usize>()
+            + self.docs.capacity() * size_of::<Doc>()
+            + self.docs.iter().map(|d| d.term_ids.len() * size_of::<u32>() + d.tfs.len()).sum::<usize>()
+            + (self.free_terms.capacity() + self.free_slots.capacity()) * size_of::<u32>()
     }
 }
 
