@@ -144,11 +144,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let build = t.elapsed();
     println!(
-        "bm25 build {:.0} ms ({:.1} µs/passage), {} terms, {} postings",
+        "bm25 build {:.0} ms ({:.1} µs/passage), {} terms, {} postings, {:.1} MB heap",
         build.as_secs_f64() * 1e3,
         build.as_secs_f64() * 1e6 / passages.len() as f64,
         index.vocabulary_len(),
-        index.postings_len()
+        index.postings_len(),
+        index.heap_bytes() as f64 / 1e6
     );
     let mut scratch = Bm25Scratch::default();
     let mut out = Vec::new();
