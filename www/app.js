@@ -3,13 +3,15 @@
 // between the two backends and the DOM. User content is only ever written
 // with textContent. This module is the Working-memory panel, backend
 // switching and main(); the Ledger panel is in ledger.js, the Context-budget
-// panel in budget.js, the Chat panel in chat.js.
+// panel in budget.js, the Chat panel in chat.js, the Long-term memory panel
+// in longterm.js.
 import { Memory, IndexedDBStore, version } from "edgemem";
 import { DB_NAME, $, ui, state, showStatus, showError, timeElement, setText, setTime, renderStats } from "./page.js";
 import { localBackend, workerBackend } from "./backends.js";
 import { wireLedgerEvents, resetLedger, openLedger } from "./ledger.js";
 import { wireBudget } from "./budget.js";
 import { wireChat, resetChat, openChat } from "./chat.js";
+import { wireLongTerm, resetLongTerm, openLongTerm } from "./longterm.js";
 
 const KEY_NAMESPACE = "edgemem-demo:namespace";
 const KEY_TOKEN = "edgemem-demo:token";
@@ -152,6 +154,7 @@ async function switchBackend() {
   ui.sessionCount.textContent = "";
   resetLedger();
   resetChat();
+  resetLongTerm();
 
   if (worker) {
     state.backend = workerBackend(ui.namespace.value, ui.token.value);
@@ -170,6 +173,7 @@ async function switchBackend() {
   if (last !== null && gen === state.generation) await select(last);
   if (gen === state.generation) await openLedger();
   if (gen === state.generation) await openChat();
+  if (gen === state.generation) await openLongTerm();
   if (gen === state.generation) {
     showStatus(worker ? `Worker API, namespace "${ui.namespace.value}".` : `IndexedDB database "${DB_NAME}".`);
   }
@@ -251,6 +255,7 @@ function wireEvents() {
   });
 
   wireLedgerEvents();
+  wireLongTerm();
   // A chat turn may create its session or change the one shown here.
   wireChat({
     onSessionsChanged: async (id) => {

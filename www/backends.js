@@ -1,6 +1,7 @@
 // The two backends the page can talk to. Both expose the same five session
 // calls and return the same session JSON, a `ledger` with the package's
-// Ledger calls and JSON, and a `history` for the chat panel.
+// Ledger calls and JSON, a `history` for the chat panel and a `longTerm`
+// for the long-term memory panel.
 import { EdgememError } from "edgemem";
 
 const LIST_LIMIT = 100; // the HTTP API's largest page
@@ -25,6 +26,18 @@ export function localBackend(memory) {
       compact: (id, windowTokens) => memory.compact(id, { contextWindowMax: windowTokens }),
       archive: (id, offset, limit) => memory.archivedMessages(id, { offset, limit }),
       prompt: (id, windowTokens, query) => memory.prompt({ sessionId: id, windowTokens, query }),
+    },
+    // The long-term panel's calls: the package's `memory.longTerm`, plus a
+    // count. Neither API has a count route; a dry-run forget with an empty
+    // policy scans every record and selects none.
+    longTerm: {
+      create: (memories) => memory.longTerm.create(memories),
+      search: (query) => memory.longTerm.search(query),
+      get: (id) => memory.longTerm.get(id),
+      edit: (id, patch) => memory.longTerm.edit(id, patch),
+      delete: (ids) => memory.longTerm.delete(ids),
+      forget: (policy, dryRun) => memory.longTerm.forget(policy, { dryRun }),
+      count: async () => (await memory.longTerm.forget({}, { dryRun: true })).scanned,
     },
   };
 }
@@ -98,6 +111,36 @@ export function workerBackend(namespace, token) {
     reconcile: () => request("POST", "/v1/ledger/reconcile", {}),
   };
 
+  /**
+   * The same calls and JSON as the local `longTerm`, over AMS's
+   * `/v1/long-term-memory` routes; `search` takes the package's query and
+   * sends AMS's SearchRequest.
+   */
+  const longTerm = {
+    create: (memories) => request("POST", "/v1/long-term-memory/", { memories }),
+    search: ({ text, mode, limit, offset, hybridAlpha, fusion, recencyBoost, ...filters }) =>
+      request("POST", "/v1/long-term-memory/search", {
+        text,
+        search_mode: mode,
+        limit,
+        offset,
+        hybrid_alpha: hybridAlpha,
+        fusion,
+        recency_boost: recencyBoost,
+        ...filters,
+      }),
+    get: (id) => nullIfMissing(() => request("GET", `/v1/long-term-memory/${ledgerSegment(id, "memory_id")}`)),
+    edit: (id, patch) => request("PATCH", `/v1/long-term-memory/${ledgerSegment(id, "memory_id")}`, patch),
+    async delete(ids) {
+      const q = new URLSearchParams();
+      for (const id of ids) q.append("memory_ids", id);
+      const r = await request("DELETE", "/v1/long-term-memory", undefined, `&${q}`);
+      return Number(/deleted (\d+)/.exec(r.status)?.[1] ?? 0);
+    },
+    forget: (policy, dryRun) => request("POST", "/v1/long-term-memory/forget", { policy }, `&dry_run=${dryRun}`),
+    count: async () => (await request("POST", "/v1/long-term-memory/forget", { policy: {} }, "&dry_run=true")).scanned,
+  };
+
   async function get(id) {
     try {
       return await request("GET", sessionPath(id));
@@ -135,5 +178,6 @@ export function workerBackend(namespace, token) {
       archive: (id, offset, limit) => request("GET", `${sessionPath(id)}/archive`, undefined, `&offset=${offset}&limit=${limit}`),
       prompt: (id, windowTokens, query) => request("POST", "/v1/prompt", { session_id: id, window_tokens: windowTokens, query }),
     },
+    longTerm,
   };
 }

@@ -1,0 +1,371 @@
+// End-to-end test of the demo page's Long-term memory panel in Debian's
+// Chromium, on both backends: sample memories are loaded, then searched by
+// meaning, keyword and both (alpha and RRF), with filters; the table must
+// show the obvious record first, its score type and the segment that
+// answered; a dry-run forget spares pinned records; a delete removes a
+// record from every search; bad input is a typed error that changes nothing;
+// the records survive a reload.
+//
+//   node --test tests/e2e/longterm.test.mjs
+//
+// Like chat.test.mjs, it starts `wrangler dev` as `make demo` does (serving
+// target/site/ from `make site`), or tests the Worker at EDGEMEM_E2E_URL.
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+import { startWranglerDev } from "./wrangler-dev.mjs";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const SITE = join(ROOT, "target", "site");
+const SCREENSHOT = join(ROOT, "target", "e2e", "longterm.png");
+const GIVEN_URL = process.env.EDGEMEM_E2E_URL;
+const WORKER_TOKEN = process.env.EDGEMEM_E2E_TOKEN ?? "";
+
+const ACTION_TIMEOUT_MS = 10_000;
+const TEST_TIMEOUT_MS = 90_000;
+// The page's sample set (www/longterm.js): 18 memories, three of them older
+// than 180 days and not pinned, one older and pinned.
+const SAMPLE_COUNT = 18;
+const OLD_UNPINNED = ["Sam and Alex spent two weeks in Japan", "The team retrospective decided", "Alex asked the assistant to book a table"];
+
+let baseUrl;
+let server;
+let context;
+let userDataDir;
+
+before(
+  async () => {
+    if (GIVEN_URL) {
+      baseUrl = new URL(GIVEN_URL).href;
+    } else {
+      for (const built of [join(SITE, "pkg", "browser.js"), join(SITE, "longterm.js"), join(ROOT, "build", "index.js")]) {
+        if (!existsSync(built)) throw new Error(`${built} does not exist; run \`make build\` first`);
+      }
+      server = await startWranglerDev(ROOT);
+      baseUrl = server.url;
+    }
+    userDataDir = await mkdtemp(join(tmpdir(), "edgemem-e2e-ltm-"));
+    context = await chromium.launchPersistentContext(userDataDir, {
+      executablePath: "/usr/bin/chromium",
+      headless: true,
+      viewport: { width: 1280, height: 900 },
+      timeout: 20_000,
+      args: [
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+      ],
+    });
+    context.setDefaultTimeout(ACTION_TIMEOUT_MS);
+  },
+  { timeout: 90_000 },
+);
+
+after(async () => {
+  await context?.close().catch(() => {});
+  await server?.stop().catch(() => {});
+  if (userDataDir) await rm(userDataDir, { recursive: true, force: true });
+});
+
+/** A page that records uncaught errors and console errors (API statuses aside, as in browser.test.mjs). */
+async function openPage() {
+  const page = await context.newPage();
+  const problems = [];
+  page.on("pageerror", (err) => problems.push(`pageerror: ${err.stack ?? err.message}`));
+  page.on("console", (msg) => {
+    if (msg.type() !== "error") return;
+    const apiStatus =
+      msg.text().startsWith("Failed to load resource: the server responded with a status of") &&
+      new URL(msg.location().url || "about:blank", baseUrl).pathname.startsWith("/v1/");
+    if (!apiStatus) problems.push(`console.error: ${msg.text()} (${msg.location().url})`);
+  });
+  return { page, problems };
+}
+
+/** Waits until no long-term action is under way (the panel is aria-busy while one runs). */
+async function idle(page) {
+  await page.locator("#longterm:not([aria-busy])").waitFor({ state: "attached" });
+}
+
+async function load(page) {
+  await page.goto(baseUrl, { waitUntil: "load" });
+  await page.locator('body[data-ready="true"]').waitFor({ state: "attached" });
+  await idle(page);
+}
+
+async function reload(page) {
+  await page.reload({ waitUntil: "load" });
+  await page.locator('body[data-ready="true"]').waitFor({ state: "attached" });
+  await idle(page);
+}
+
+async function useWorkerOn(page, namespace) {
+  await page.check("#backend-worker");
+  await page.fill("#api-token", WORKER_TOKEN);
+  await page.fill("#namespace", namespace);
+  await page.press("#namespace", "Enter");
+  await page.locator("#status", { hasText: `Worker API, namespace "${namespace}"` }).waitFor();
+  await page.locator("#ltm-backend", { hasText: namespace }).waitFor();
+  await idle(page);
+}
+
+async function expectStatus(page, kind, text) {
+  try {
+    await page.locator(`#ltm-status.status-${kind}`, { hasText: text }).waitFor();
+  } catch (err) {
+    throw new Error(`expected status ${kind} "${text}", got: ${await page.textContent("#ltm-status")}`, { cause: err });
+  }
+}
+
+async function count(page) {
+  const n = await page.getAttribute("#ltm-count", "data-count");
+  assert.ok(n !== null, "the record count is shown");
+  return Number(n);
+}
+
+/** The results table as data. */
+function rows(page) {
+  return page.$$eval('#ltm-rows tr[data-testid="ltm-row"]', (trs) =>
+    trs.map((tr) => {
+      const field = (name) => tr.querySelector(`[data-field="${name}"]`).textContent;
+      return {
+        id: tr.dataset.id,
+        rank: Number(field("rank")),
+        text: tr.querySelector('[data-field="text"] > span').textContent,
+        score: Number(field("score")),
+        dist: Number(field("dist")),
+        scoreType: field("score_type"),
+        segment: field("segment"),
+        topics: [...tr.querySelectorAll('[data-field="topics"] .tag')].map((t) => t.textContent),
+        userId: field("user_id"),
+        memoryType: field("memory_type"),
+        pinned: tr.dataset.pinned === "true",
+      };
+    }),
+  );
+}
+
+/** Fills the search form and searches; returns the rows. */
+async function search(page, text, { mode = "semantic", rrf = false, user = "", topic = "", type = "" } = {}) {
+  // The mode first: once results are shown, switching it searches at once.
+  await page.check(`#ltm-mode-${mode}`);
+  await idle(page);
+  if (mode === "hybrid") await page.setChecked("#ltm-rrf", rrf);
+  await idle(page);
+  await page.fill("#ltm-query", text);
+  await page.fill("#ltm-filter-user", user);
+  await page.fill("#ltm-filter-topic", topic);
+  await page.selectOption("#ltm-filter-type", type);
+  await page.click("#ltm-search");
+  await idle(page);
+  await expectStatus(page, "info", `Searched "${text}"`);
+  return rows(page);
+}
+
+/** The obvious record ranks first, and every row has the mode's score type. */
+function assertFirst(found, expected, scoreType) {
+  assert.ok(found.length > 0, `no result for ${expected}`);
+  assert.ok(found[0].text.includes(expected), `first: ${found[0].text}; expected ${expected}`);
+  assert.deepEqual(found.map((r) => r.rank), found.map((_, i) => i + 1));
+  for (const r of found) assert.equal(r.scoreType, scoreType, r.text);
+}
+
+async function dryRun(page) {
+  await page.fill("#ltm-forget-age", "180");
+  await page.click("#ltm-forget");
+  await idle(page);
+  await expectStatus(page, "info", "Forget dry run");
+  const n = Number(await page.getAttribute("#ltm-forget-info", "data-deleted"));
+  const texts = await page.locator('#ltm-forget-list li[data-testid="ltm-forget-item"] .what').allTextContents();
+  return { n, texts };
+}
+
+/** The scenario both backends go through on an empty store. */
+async function scenario(page) {
+  assert.equal(await count(page), 0);
+
+  // Bad input: an empty text is refused with a typed error and stores nothing.
+  await page.fill("#ltm-text", "");
+  await page.fill("#ltm-topics", "travel");
+  await page.click("#ltm-add");
+  await idle(page);
+  await page.locator('#ltm-status.status-error[data-code="invalid_input"]', { hasText: "text" }).waitFor();
+  assert.equal(await count(page), 0);
+  assert.equal(await page.inputValue("#ltm-topics"), "travel", "the form keeps what was typed");
+  await page.fill("#ltm-topics", "");
+
+  await page.click("#ltm-samples");
+  await idle(page);
+  await expectStatus(page, "ok", `Loaded ${SAMPLE_COUNT} sample memories`);
+  assert.equal(await count(page), SAMPLE_COUNT);
+  // Again: every one is a duplicate by hash.
+  await page.click("#ltm-samples");
+  await idle(page);
+  await expectStatus(page, "ok", `Loaded 0 sample memories; ${SAMPLE_COUNT} were already stored`);
+  assert.equal(await count(page), SAMPLE_COUNT);
+
+  // Semantic: the flat segment (exact scan) answers every hit.
+  const semantic = await search(page, "peanut allergy");
+  assertFirst(semantic, "peanut allergy", "semantic");
+  for (const r of semantic) assert.equal(r.segment, "flat", r.text);
+  assert.ok(semantic[0].pinned, "the peanut allergy is pinned");
+  assert.ok(Math.abs(semantic[0].score + semantic[0].dist - 1) < 0.002, "dist is 1 - score");
+
+  // Keyword: BM25 alone, so no vector segment answered.
+  const keyword = await search(page, "marathon", { mode: "keyword" });
+  assertFirst(keyword, "Lisbon half marathon", "keyword");
+  assert.equal(keyword.length, 1, "one record has the word");
+  assert.equal(keyword[0].segment, "—");
+  assert.equal(keyword[0].score, 1);
+
+  // Hybrid, by alpha and by reciprocal-rank fusion.
+  const alpha = await search(page, "window seat on the train", { mode: "hybrid" });
+  assertFirst(alpha, "window seat", "hybrid");
+  assert.match(await page.textContent("#ltm-result-info"), /hybrid, alpha 0\.70/);
+  const rrf = await search(page, "flat white coffee", { mode: "hybrid", rrf: true });
+  assertFirst(rrf, "flat white", "hybrid");
+  assert.match(await page.textContent("#ltm-result-info"), /hybrid, RRF/);
+
+  // Filters restrict the results, and few records are scanned exactly.
+  const all = await search(page, "seat preference");
+  assert.ok(all.some((r) => r.userId === "sam"), "unfiltered, Sam's memories come up too");
+  const alex = await search(page, "seat preference", { user: "alex" });
+  assertFirst(alex, "aisle seat", "semantic");
+  for (const r of alex) assert.equal(r.userId, "alex", r.text);
+  assert.equal(await page.getAttribute("#ltm-results", "data-exact-filter"), "true");
+  assert.match(await page.textContent("#ltm-result-info"), /exact scan/);
+  const health = await search(page, "allergy", { topic: "health" });
+  assert.ok(health.length >= 2);
+  for (const r of health) assert.ok(r.topics.includes("health"), r.text);
+  const episodic = await search(page, "trip", { type: "episodic" });
+  assert.equal(episodic.length, 2);
+  for (const r of episodic) assert.equal(r.memoryType, "episodic", r.text);
+
+  // A bad query is a typed error that leaves the table as it was.
+  await page.fill("#ltm-query", "");
+  await page.click("#ltm-search");
+  await idle(page);
+  await page.locator('#ltm-status.status-error[data-code="invalid_input"]').waitFor();
+  assert.deepEqual(await rows(page), episodic);
+
+  // Markup in a memory stays text, in the table and the forget list.
+  await page.fill("#ltm-text", '<img src=x onerror="window.__ltmInjected=1"><b>bold</b> Sam drinks green tea');
+  await page.fill("#ltm-user", "sam");
+  await page.fill("#ltm-topics", "food, <i>drinks</i>");
+  await page.click("#ltm-add");
+  await idle(page);
+  await expectStatus(page, "ok", "Added memory");
+  assert.equal(await page.inputValue("#ltm-text"), "");
+  assert.equal(await count(page), SAMPLE_COUNT + 1);
+  const tea = await search(page, "green tea", { mode: "keyword" });
+  assert.equal(tea[0].text, '<img src=x onerror="window.__ltmInjected=1"><b>bold</b> Sam drinks green tea');
+  assert.deepEqual(tea[0].topics, ["food", "<i>drinks</i>"]);
+  assert.equal(await page.locator("#longterm img, #longterm b, #longterm i").count(), 0);
+  assert.equal(await page.evaluate(() => window.__ltmInjected), undefined);
+
+  // A dry-run forget lists the old records, spares the pinned one, deletes nothing.
+  const before = await dryRun(page);
+  assert.equal(before.n, OLD_UNPINNED.length);
+  for (const t of OLD_UNPINNED) assert.ok(before.texts.some((x) => x.startsWith(t)), `${t} in ${before.texts}`);
+  assert.ok(!before.texts.some((x) => x.includes("peanut")), "the pinned record is spared");
+  assert.equal(await count(page), SAMPLE_COUNT + 1);
+
+  // Pinning one from the table spares it too.
+  const trip = await search(page, "cherry blossoms", { mode: "keyword" });
+  assertFirst(trip, "two weeks in Japan", "keyword");
+  assert.equal(trip[0].pinned, false);
+  await page.locator(`#ltm-rows tr[data-id="${trip[0].id}"] button[data-action="pin"]`).click();
+  await idle(page);
+  await expectStatus(page, "ok", `Pinned memory ${trip[0].id}`);
+  assert.equal((await rows(page))[0].pinned, true);
+  // The dry run shown was run again after the write.
+  assert.equal(await page.getAttribute("#ltm-forget-info", "data-deleted"), String(OLD_UNPINNED.length - 1));
+  const pinned = await dryRun(page);
+  assert.equal(pinned.n, OLD_UNPINNED.length - 1);
+  assert.ok(!pinned.texts.some((x) => x.includes("two weeks in Japan")));
+
+  // Delete: the record leaves every search.
+  const marathon = await search(page, "marathon", { mode: "keyword" });
+  const gone = marathon[0];
+  await page.locator(`#ltm-rows tr[data-id="${gone.id}"] button[data-action="delete"]`).click();
+  await idle(page);
+  await expectStatus(page, "ok", `Deleted memory ${gone.id}`);
+  // The last search ran again by itself.
+  assert.deepEqual(await rows(page), []);
+  await page.locator("#ltm-rows td.empty", { hasText: "No memory matches." }).waitFor();
+  assert.equal(await count(page), SAMPLE_COUNT);
+  for (const mode of ["semantic", "hybrid"]) {
+    const found = await search(page, "Lisbon half marathon training", { mode });
+    assert.ok(found.length > 0);
+    assert.ok(!found.some((r) => r.id === gone.id), `${mode} still finds the deleted record`);
+  }
+  return gone.id;
+}
+
+/** After a reload: the same records, found the same way. */
+async function checkKept(page, deletedId) {
+  assert.equal(await count(page), SAMPLE_COUNT);
+  const semantic = await search(page, "peanut allergy");
+  assertFirst(semantic, "peanut allergy", "semantic");
+  assert.equal(semantic[0].segment, "flat");
+  const trip = await search(page, "cherry blossoms", { mode: "keyword" });
+  assert.equal(trip[0].pinned, true, "the pin was stored");
+  assert.deepEqual(await search(page, "marathon", { mode: "keyword" }), []);
+  const found = await search(page, "Lisbon half marathon training", { mode: "hybrid" });
+  assert.ok(!found.some((r) => r.id === deletedId));
+}
+
+test("Long-term panel, IndexedDB backend: samples, three modes, filters, pin, forget dry run, delete, reload", { timeout: TEST_TIMEOUT_MS }, async () => {
+  const { page, problems } = await openPage();
+  try {
+    await load(page);
+    assert.equal(await page.isChecked("#backend-local"), true);
+    await page.locator("#ltm-backend", { hasText: "IndexedDB" }).waitFor();
+    const deletedId = await scenario(page);
+
+    // The screenshot: a hybrid search with its scores and segments.
+    await search(page, "window seat on the train", { mode: "hybrid" });
+    await mkdir(join(ROOT, "target", "e2e"), { recursive: true });
+    await page.locator("#longterm").screenshot({ path: SCREENSHOT });
+
+    await reload(page);
+    await page.locator("#ltm-backend", { hasText: "IndexedDB" }).waitFor();
+    await checkKept(page, deletedId);
+    assert.deepEqual(problems, []);
+  } finally {
+    await page.close();
+  }
+});
+
+test("Long-term panel, Worker API backend: the same over AMS's routes, survive a reload", { timeout: TEST_TIMEOUT_MS }, async () => {
+  const { page, problems } = await openPage();
+  // The Worker's storage may outlive test runs (EDGEMEM_E2E_URL): a fresh namespace each time.
+  const namespace = `e2e-ltm-${Date.now()}`;
+  try {
+    await load(page);
+    await useWorkerOn(page, namespace);
+    const deletedId = await scenario(page);
+
+    await reload(page);
+    assert.equal(await page.isChecked("#backend-local"), true);
+    await useWorkerOn(page, namespace);
+    await checkKept(page, deletedId);
+
+    // Another namespace is another tenant: none of these records.
+    await useWorkerOn(page, `${namespace}-other`);
+    assert.equal(await count(page), 0);
+    assert.deepEqual(problems, []);
+  } finally {
+    await page.close();
+  }
+});
