@@ -24,6 +24,14 @@ const api = {
   memoryBytes: (index) => (typeof index.memoryBytes === "function" ? index.memoryBytes() : null),
   segments: (index) => (typeof index.stats === "function" ? index.stats().segments : null),
   free: (index) => index.free?.(),
+  /** Size of the module's wasm memory (it only grows: a high-water mark). */
+  wasmMemoryBytes: (em) => {
+    try {
+      return em.raw.initSync?.()?.memory?.buffer.byteLength ?? null;
+    } catch {
+      return null;
+    }
+  },
 };
 
 /** Done when the report says nothing is pending, or when a call could do nothing (work above the bound). */
@@ -67,7 +75,11 @@ async function hnswVariant(em, name, options, ctx) {
   const add_s = (now() - t0) / 1000;
   const compact = compactAll(index);
   const build_s = (now() - t0) / 1000;
-  const mem = { ...C.memoryDelta(before, C.memory()), memoryBytes_mb: (api.memoryBytes(index) ?? NaN) / 2 ** 20 };
+  const mem = {
+    ...C.memoryDelta(before, C.memory()),
+    memoryBytes_mb: (api.memoryBytes(index) ?? NaN) / 2 ** 20,
+    wasm_memory_mb: (api.wasmMemoryBytes(em) ?? NaN) / 2 ** 20,
+  };
   const segments = api.segments(index);
   log(`${name}: added in ${add_s.toFixed(2)} s, built (compacted, ${compact.n} calls) in ${build_s.toFixed(1)} s; segments ${JSON.stringify(segments?.map((g) => `${g.kind}:${g.rows}`))}`);
   const sweepPoints = await ctx.sweep(name, (qi, ef) => api.search(index, data.query(qi), K, ef), EF_SWEEP);
