@@ -243,10 +243,11 @@ if (mini && vec) results.push(rrf("RRF of minisearch + exact vector (k=60)", min
 for (const r of results) if (r.perQuery) r.quality_slow_subset = summarize(r.perQuery.filter((x) => inSlowSet(x.row)));
 
 const f3 = (x) => (x === undefined || Number.isNaN(x) ? "n/a" : x.toFixed(3));
+const every = (stride) => (stride === 1 ? "every row" : `every ${stride}th row`);
 const kindCounts = (list) => KINDS.map((k) => `${k} ${list.filter((q) => q.kind === k).length}`).join(", ");
 const main = results.filter((r) => r.quality && !r.slow).sort((a, b) => b.quality.all.ndcg - a.quality.all.ndcg);
 const everyone = results.filter((r) => r.quality_slow_subset).sort((a, b) => b.quality_slow_subset.all.ndcg - a.quality_slow_subset.all.ndcg);
-console.log(`\n### Retrieval quality: ${queries.length} labelled rustdocs queries (every ${STRIDE}th row of ${allQueries.length}: ${kindCounts(queries)}), top ${K}, passage text only, ${C.CLOCK === "cpu" ? "CPU-time clock" : "wall clock"}\n`);
+console.log(`\n### Retrieval quality: ${queries.length} labelled rustdocs queries (${every(STRIDE)} of ${allQueries.length}: ${kindCounts(queries)}), top ${K}, passage text only, ${C.CLOCK === "cpu" ? "CPU-time clock" : "wall clock"}\n`);
 console.log(
   C.table(
     ["method", "mode", "nDCG@10", "recall@10", "MRR@10", ...KINDS.map((k) => `nDCG ${k}`), "queries/s", "index s"],
@@ -264,7 +265,7 @@ console.log(
 );
 console.log("\nRecall@10 and MRR@10 per kind:\n");
 console.log(C.table(["method", ...KINDS.flatMap((k) => [`recall ${k}`, `MRR ${k}`])], main.map((r) => [r.name, ...KINDS.flatMap((k) => [f3(r.quality[k].recall), f3(r.quality[k].mrr)])])));
-console.log(`\n### Every method on the ${slowQueries.length}-query subset (rows divisible by ${SLOW_STRIDE} and ${STRIDE}: ${kindCounts(slowQueries)}), for the slow modes\n`);
+console.log(`\n### Every method on the ${slowQueries.length}-query subset (${every(SLOW_STRIDE)}${STRIDE > 1 ? ` and ${every(STRIDE)}` : ""}: ${kindCounts(slowQueries)}), for the slow modes\n`);
 console.log(
   C.table(
     ["method", "mode", "nDCG@10", "recall@10", "MRR@10", ...KINDS.map((k) => `nDCG ${k}`), "queries/s"],
