@@ -243,7 +243,7 @@ if (mini && vec) results.push(rrf("RRF of minisearch + exact vector (k=60)", min
 for (const r of results) if (r.perQuery) r.quality_slow_subset = summarize(r.perQuery.filter((x) => inSlowSet(x.row)));
 
 const f3 = (x) => (x === undefined || Number.isNaN(x) ? "n/a" : x.toFixed(3));
-const every = (stride) => (stride === 1 ? "every row" : `every ${stride}th row`);
+const every = (stride) => (stride === 1 ? "all rows" : `rows divisible by ${stride}`);
 const kindCounts = (list) => KINDS.map((k) => `${k} ${list.filter((q) => q.kind === k).length}`).join(", ");
 const main = results.filter((r) => r.quality && !r.slow).sort((a, b) => b.quality.all.ndcg - a.quality.all.ndcg);
 const everyone = results.filter((r) => r.quality_slow_subset).sort((a, b) => b.quality_slow_subset.all.ndcg - a.quality_slow_subset.all.ndcg);
