@@ -8,12 +8,15 @@ const INGEST_BATCH = 500;
 
 const api = {
   open: (em) => em.index.Memory.open({}),
-  available: (memory) => typeof memory?.longTerm?.createMemories === "function" && typeof memory.longTerm.search === "function",
+  available: (memory) => typeof memory?.longTerm?.create === "function" && typeof memory.longTerm.search === "function",
   /** Stores passages as memory records; `vectors` holds one 384-d row per record. */
-  ingest: (memory, records, vectors) => memory.longTerm.createMemories(records, { vectors }),
-  keyword: (memory, text, limit) => memory.longTerm.search({ text, mode: "keyword", limit }),
-  semantic: (memory, text, vector, limit) => memory.longTerm.search({ text, mode: "semantic", limit, vector }),
-  hybrid: (memory, text, vector, limit) => memory.longTerm.search({ text, mode: "hybrid", limit, vector }),
+  ingest: (memory, records, vectors) => memory.longTerm.create(records, { vectors, deduplicate: false }),
+  // Every record is created at the same moment, so recency could not reorder
+  // anything; it is switched off to measure retrieval alone.
+  keyword: (memory, text, limit) => memory.longTerm.search({ text, mode: "keyword", limit, recencyBoost: false }),
+  semantic: (memory, text, vector, limit) => memory.longTerm.search({ text, mode: "semantic", limit, vector, recencyBoost: false }),
+  hybrid: (memory, text, vector, limit) => memory.longTerm.search({ text, mode: "hybrid", limit, vector, recencyBoost: false }),
+  hybridRrf: (memory, text, vector, limit) => memory.longTerm.search({ text, mode: "hybrid", fusion: "rrf", limit, vector, recencyBoost: false }),
   /** The hit list of a search answer: an array, or AMS's `{memories: [...]}`. */
   hits: (result) => (Array.isArray(result) ? result : result.memories ?? result.results ?? []),
   hitId: (hit) => hit.id ?? hit.memory?.id,
@@ -51,6 +54,7 @@ export async function edgememRetrieval({ passages, vectors, K, evaluate }) {
     ["keyword", (q) => api.keyword(memory, q.text, K)],
     ["semantic", (q) => api.semantic(memory, q.text, vectors.query(q.row), K)],
     ["hybrid", (q) => api.hybrid(memory, q.text, vectors.query(q.row), K)],
+    ["hybrid-rrf", (q) => api.hybridRrf(memory, q.text, vectors.query(q.row), K)],
   ];
   for (const [mode, search] of modes) {
     try {
