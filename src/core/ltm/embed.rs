@@ -103,16 +103,24 @@ impl Embedder {
             if self.char_weight == 0.0 || hi < lo {
                 return;
             }
-            // Character boundaries of "<word>", so n-grams are whole chars.
             padded.clear();
             padded.push('<');
             padded.push_str(t);
             padded.push('>');
+            if padded.is_ascii() {
+                // One byte per character: windows are the n-grams.
+                for n in lo..=hi {
+                    for gram in padded.as_bytes().windows(n) {
+                        features.push((stable_hash(SEED_CHAR, gram), self.char_weight));
+                    }
+                }
+                return;
+            }
+            // Character boundaries of "<word>", so n-grams are whole chars.
             bounds.clear();
             bounds.extend(padded.char_indices().map(|(i, _)| i));
             bounds.push(padded.len());
-            let chars = bounds.len().saturating_sub(1);
-            for n in lo..=hi.min(chars) {
+            for n in lo..=hi {
                 for w in bounds.windows(n + 1) {
                     if let (Some(&a), Some(&b)) = (w.first(), w.last()) {
                         if let Some(gram) = padded.get(a..b) {

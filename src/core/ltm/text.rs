@@ -47,13 +47,21 @@ pub struct TokenBuf {
 
 impl Default for Analyzer {
     /// The configuration measured best on the rustdocs queries (see
-    /// `examples/ltm_quality.rs`).
+    /// `examples/ltm_quality.rs`): BM25 nDCG@10 0.809, against 0.771 for
+    /// [`Analyzer::compact`], at about four times the index memory.
     fn default() -> Self {
         Analyzer { split_identifiers: true, stop_words: true, stem: Stem::Light, bigrams: true }
     }
 }
 
 impl Analyzer {
+    /// The default without word pairs: the BM25 index takes about a quarter
+    /// of the memory (10.5 MB instead of 46 MB for the 12,748 rustdocs
+    /// passages, 1.5 M words) and still matches minisearch's quality.
+    pub const fn compact() -> Analyzer {
+        Analyzer { split_identifiers: true, stop_words: true, stem: Stem::Light, bigrams: false }
+    }
+
     /// Calls `f` with every term of `text`, in order.
     pub fn for_each_token(&self, text: &str, buf: &mut TokenBuf, mut f: impl FnMut(&str)) {
         buf.prev.clear();

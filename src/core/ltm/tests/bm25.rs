@@ -222,3 +222,21 @@ fn small_subset_scored_directly_equals_postings_walk() {
     assert_eq!(got, want, "bit-identical scores on both paths");
     assert_eq!(got[0].0, 14);
 }
+
+#[test]
+fn term_frequency_saturates_at_255() {
+    let mut index = Bm25Index::new(Analyzer::compact(), Bm25Params::default());
+    index.add(1, &"zeta ".repeat(255)).unwrap();
+    index.add(2, &"zeta ".repeat(400)).unwrap();
+    index.add(3, "other words here").unwrap();
+    let hits = search(&index, "zeta", 10, KeyFilter::All);
+    // Same (saturated) tf, but the longer document is normalized down.
+    assert_eq!(hits.iter().map(|h| h.0).collect::<Vec<_>>(), [1, 2]);
+    let mut docs = BTreeMap::new();
+    docs.insert(1u64, "zeta ".repeat(255));
+    docs.insert(2, "zeta ".repeat(400));
+    docs.insert(3, "other words here".to_string());
+    let want = brute(&docs, "zeta", index.analyzer(), index.params());
+    let w1 = want.iter().find(|w| w.0 == 1).map(|w| w.1).unwrap();
+    assert!((f64::from(hits[0].1) - w1).abs() < 1e-4 * w1);
+}
