@@ -77,8 +77,8 @@ fn a_tool_call_and_its_results_are_never_split() {
     let c = &Estimator;
     let mut turns = chat(30);
     // Make the cut land inside a call/result group whatever the config.
-    for cut_at in 5..25 {
-        turns[cut_at] = msg(cut_at, "tool", &format!("{{\"balance\": \"{cut_at}.00\", \"asset\": \"USDC\"}}"));
+    for (i, turn) in turns.iter_mut().enumerate().take(25).skip(5) {
+        *turn = msg(i, "tool", &format!("{{\"balance\": \"{i}.00\", \"asset\": \"USDC\"}}"));
     }
     for window in (200..2_000).step_by(37) {
         let Ok(cfg) = CompactionConfig::for_window(window).validate().map(|_| CompactionConfig::for_window(window)) else { continue };
