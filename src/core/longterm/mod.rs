@@ -168,11 +168,7 @@ impl Clone for LongTerm {
     fn clone(&self) -> Self {
         // The index has no cheap clone of its graphs; its encoding is exact.
         let index = self.index.as_ref().and_then(|i| VectorIndex::decode(&i.encode()).ok());
-        let mut bm25 = new_bm25();
-        for (k, r) in &self.records {
-            let _ = bm25.add(*k, &r.text);
-        }
-        LongTerm { records: self.records.clone(), ids: self.ids.clone(), hashes: self.hashes.clone(), next_key: self.next_key, index, bm25 }
+        LongTerm { records: self.records.clone(), ids: self.ids.clone(), hashes: self.hashes.clone(), next_key: self.next_key, index, bm25: self.bm25.clone() }
     }
 }
 
