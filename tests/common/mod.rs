@@ -54,7 +54,7 @@ fn api_routes_answer_on_wasm32() {
     let mut call = |method: &str, target: &str, body: &str| {
         let (path, query) = api::split_target(target);
         let req = Request { method, path, query, body: body.as_bytes() };
-        let mut ctx = Ctx { now: 1_795_000_000_000, random: &mut rand, namespace: None, body_bytes_max: 1 << 20 };
+        let mut ctx = Ctx { now: 1_795_000_000_000, random: &mut rand, namespace: None, body_bytes_max: 1 << 20, services: &api::services::Offline };
         now_or_never(api::handle(&store, &req, &mut ctx)).unwrap()
     };
     assert_eq!(call("PUT", "/v1/working-memory/x", r#"{"messages":[{"role":"user","content":"hi"}]}"#).status, 200);
@@ -98,4 +98,68 @@ async fn errors_cross_as_js_errors_with_codes() {
     assert_eq!(code_of(&err), "invalid_input");
     let err = MemoryCore::open_async(JsValue::UNDEFINED, r#"{"chunk_bytes":1}"#.into(), JsValue::UNDEFINED).await.err().unwrap();
     assert_eq!(code_of(&err), "invalid_input");
+}
+
+/// The vector index's wasm SIMD path (this build has `+simd128`) must agree
+/// with exact search, survive a round trip, and refuse bad vectors.
+#[wasm_bindgen_test]
+fn vector_index_simd_search_on_wasm32() {
+    use edgemem::core::vector::{Config, Filter, Metric, Scratch, SearchParams, VectorIndex};
+    let dim = 48;
+    let mut index = VectorIndex::new(Config::new(dim, Metric::Cosine).seal_points(512)).unwrap();
+    let mut x = 1u32;
+    let mut next = || {
+        x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+        (x >> 8) as f32 / (1 << 24) as f32 - 0.5
+    };
+    let rows: Vec<f32> = (0..1_500 * dim).map(|_| next()).collect();
+    let keys: Vec<u64> = (0..1_500).collect();
+    index.add_batch(&keys, &rows).unwrap();
+    index.compact(4_096).unwrap();
+    let (mut scratch, mut got, mut want) = (Scratch::default(), Vec::new(), Vec::new());
+    let mut hits = 0;
+    for q in 0..50 {
+        let query = &rows[q * dim..(q + 1) * dim];
+        let p = SearchParams { k: 10, ef: Some(128) };
+        index.search(query, &p, &Filter::None, &mut scratch, &mut got).unwrap();
+        index.search_exact(query, &p, &Filter::None, &mut scratch, &mut want).unwrap();
+        assert_eq!(got[0].key, q as u64, "a stored vector finds itself");
+        hits += got.iter().filter(|h| want.iter().any(|w| w.key == h.key)).count();
+    }
+    assert!(hits as f64 / 500.0 >= 0.95, "recall@10 {hits}/500");
+    let back = VectorIndex::decode(&index.encode()).unwrap();
+    back.search(&rows[..dim], &SearchParams { k: 10, ef: Some(128) }, &Filter::None, &mut scratch, &mut want).unwrap();
+    index.search(&rows[..dim], &SearchParams { k: 10, ef: Some(128) }, &Filter::None, &mut scratch, &mut got).unwrap();
+    assert_eq!(got, want);
+    let mut bad = rows[..dim].to_vec();
+    bad[3] = f32::NAN;
+    assert_eq!(index.add(9_999, &bad).unwrap_err().code(), "non_finite");
+    assert_eq!(index.add(9_999, &rows[..dim - 1]).unwrap_err().code(), "dimension_mismatch");
+}
+
+/// Compaction through the extractive summarizer and long-term recall, in
+/// process on wasm32, through the same API functions as the Worker.
+#[wasm_bindgen_test]
+fn history_and_long_term_routes_on_wasm32() {
+    let store = now_or_never(Store::open(MemoryBackend::new(), StoreConfig::default())).unwrap().unwrap();
+    let mut n = 0u8;
+    let mut rand = || {
+        n = n.wrapping_add(1);
+        [n; 10]
+    };
+    let mut call = |method: &str, target: &str, body: &str| {
+        let (path, query) = api::split_target(target);
+        let req = Request { method, path, query, body: body.as_bytes() };
+        let mut ctx = Ctx { now: 1_795_000_000_000, random: &mut rand, namespace: None, body_bytes_max: 1 << 20, services: &api::services::Offline };
+        now_or_never(api::handle(&store, &req, &mut ctx)).unwrap()
+    };
+    let turns: Vec<String> = (0..60).map(|i| format!(r#"{{"role":"user","content":"Turn {i}: parcel P-{i} ships to Porto."}}"#)).collect();
+    let r = call("PUT", "/v1/working-memory/s?context_window_max=600", &format!(r#"{{"messages":[{}]}}"#, turns.join(",")));
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(r.body["messages"].as_array().unwrap().len() < 60);
+    assert!(r.body["context"].as_str().unwrap().contains("P-"));
+    let mems = r#"{"memories":[{"id":"a","text":"The user is allergic to peanuts."},{"id":"b","text":"The user flew to Lisbon."}]}"#;
+    assert_eq!(call("POST", "/v1/long-term-memory/", mems).status, 200);
+    let s = call("POST", "/v1/long-term-memory/search", r#"{"text":"peanuts","search_mode":"hybrid"}"#);
+    assert_eq!(s.body["memories"][0]["id"], "a", "{}", s.body);
 }
