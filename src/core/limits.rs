@@ -216,6 +216,12 @@ pub const LTM_CREATE_BATCH_MAX: usize = 500;
 pub const LTM_DELETE_BATCH_MAX: usize = 1_000;
 /// Deepest search offset (results come from the top `offset + limit`, at most 100).
 pub const LTM_SEARCH_OFFSET_MAX: usize = 99;
+/// Hybrid search reads this many times `offset + limit` candidates from
+/// each side before fusing (at least [`LTM_HYBRID_DEPTH_MIN`], at most
+/// [`VECTOR_K_MAX`]).
+pub const LTM_HYBRID_DEPTH_FACTOR: usize = 5;
+/// The fewest candidates hybrid search reads from each side.
+pub const LTM_HYBRID_DEPTH_MIN: usize = 50;
 /// Points one write may spend on segment compaction, so no request pays for
 /// a full rebuild.
 pub const LTM_COMPACT_WORK_POINTS_PER_WRITE: usize = 2_048;

@@ -136,6 +136,9 @@ impl LongTerm {
         let set: Option<HashSet<u64>> = matched.as_ref().filter(|_| !exact).map(|m| m.iter().copied().collect());
         let pred = |key: u64| set.as_ref().is_none_or(|s| s.contains(&key));
 
+        // Hybrid fuses deeper lists than it returns: a record ranked 30th by
+        // one side and 3rd by the other must still be seen by both.
+        let depth = if req.mode == Mode::Hybrid { (k * limits::LTM_HYBRID_DEPTH_FACTOR).clamp(limits::LTM_HYBRID_DEPTH_MIN, limits::VECTOR_K_MAX) } else { k };
         let semantic = |out: &mut Vec<Hit>| -> Result<()> {
             let v = req.vector.ok_or_else(|| Error::invalid("vector", "semantic and hybrid search need a query embedding"))?;
             let Some(index) = self.index.as_ref() else { return Ok(()) };
@@ -145,14 +148,14 @@ impl LongTerm {
                 (Some(_), false) => vector::Filter::Predicate(&pred),
             };
             let mut scratch = Scratch::default();
-            index.search(v, &SearchParams { k, ef: req.ef }, &filter, &mut scratch, out)
+            index.search(v, &SearchParams { k: depth, ef: req.ef }, &filter, &mut scratch, out)
         };
         let keyword = |out: &mut Vec<(u64, f32)>| -> Result<()> {
             let filter = match &matched {
                 None => KeyFilter::All,
                 Some(m) => KeyFilter::Subset(m),
             };
-            self.bm25.search(req.text, k, filter, &mut Bm25Scratch::default(), out)
+            self.bm25.search(req.text, depth, filter, &mut Bm25Scratch::default(), out)
         };
 
         let mut hits: Vec<Scored> = match req.mode {
