@@ -81,7 +81,7 @@ pub async fn route<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut Ct
             Ok(json!({
                 "total": s.total, "by_kind": s.by_kind,
                 "first_at": s.first_at.map(format_rfc3339), "last_at": s.last_at.map(format_rfc3339),
-                "span_seconds": s.first_at.zip(s.last_at).map(|(a, b)| (b - a) / 1000),
+                "span_seconds": s.first_at.zip(s.last_at).map(|(a, b)| b.saturating_sub(a) / 1000),
             }))
         }
         (["config"], "PUT") => {

@@ -7,21 +7,17 @@
 // origin) and tests both backends of the page. With EDGEMEM_E2E_URL pointing
 // at a running Worker (e.g. http://127.0.0.1:8787/) it tests that one instead,
 // sending EDGEMEM_E2E_TOKEN as the bearer token if the Worker wants one.
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
-import { startWranglerDev } from "./wrangler-dev.mjs";
+import { browserHarness } from "./harness.mjs";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const SITE = join(ROOT, "target", "site");
 const SCREENSHOT = join(ROOT, "target", "e2e", "demo.png");
 const LEDGER_SCREENSHOT = join(ROOT, "target", "e2e", "ledger.png");
-const GIVEN_URL = process.env.EDGEMEM_E2E_URL;
 // Only needed when the Worker has bearer auth switched on.
 const WORKER_TOKEN = process.env.EDGEMEM_E2E_TOKEN ?? "";
 
@@ -29,76 +25,21 @@ const ACTION_TIMEOUT_MS = 10_000;
 const TEST_TIMEOUT_MS = 25_000;
 const LEDGER_TEST_TIMEOUT_MS = 45_000;
 
-let baseUrl;
-let server;
-let context;
-let userDataDir;
-
-before(
-  async () => {
-    if (GIVEN_URL) {
-      baseUrl = new URL(GIVEN_URL).href;
-    } else {
-      for (const built of [join(SITE, "pkg", "browser.js"), join(ROOT, "build", "index.js")]) {
-        if (!existsSync(built)) throw new Error(`${built} does not exist; run \`make build\` first`);
-      }
-      server = await startWranglerDev(ROOT);
-      baseUrl = server.url;
-    }
-    // A fresh profile: IndexedDB survives reloads within this run only.
-    userDataDir = await mkdtemp(join(tmpdir(), "edgemem-e2e-"));
-    context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: "/usr/bin/chromium",
-      headless: true,
-      viewport: { width: 1280, height: 800 },
-      timeout: 20_000,
-      args: [
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
-      ],
-    });
-    context.setDefaultTimeout(ACTION_TIMEOUT_MS);
-  },
-  { timeout: 90_000 },
-);
-
-after(async () => {
-  await context?.close().catch(() => {});
-  await server?.stop().catch(() => {});
-  if (userDataDir) await rm(userDataDir, { recursive: true, force: true });
+const harness = browserHarness({
+  root: ROOT,
+  required: [join(SITE, "pkg", "browser.js")],
+  profilePrefix: "edgemem-e2e-",
+  viewport: { width: 1280, height: 800 },
+  actionTimeoutMs: ACTION_TIMEOUT_MS,
 });
-
-/**
- * Opens a page that records uncaught errors and console errors. The one
- * exception: Chromium logs every non-2xx fetch as a console error, and the
- * page meets expected ones (404 probes, 422 on bad input) on the API routes.
- */
-async function openPage() {
-  const page = await context.newPage();
-  const problems = [];
-  page.on("pageerror", (err) => problems.push(`pageerror: ${err.stack ?? err.message}`));
-  page.on("console", (msg) => {
-    if (msg.type() !== "error") return;
-    const apiStatus =
-      msg.text().startsWith("Failed to load resource: the server responded with a status of") &&
-      new URL(msg.location().url || "about:blank", baseUrl).pathname.startsWith("/v1/");
-    if (!apiStatus) problems.push(`console.error: ${msg.text()} (${msg.location().url})`);
-  });
-  return { page, problems };
-}
+const openPage = () => harness.openPage();
 
 async function waitReady(page) {
   await page.locator('body[data-ready="true"]').waitFor({ state: "attached" });
 }
 
 async function load(page) {
-  await page.goto(baseUrl, { waitUntil: "load" });
+  await page.goto(harness.baseUrl, { waitUntil: "load" });
   await waitReady(page);
 }
 

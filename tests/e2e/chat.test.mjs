@@ -7,20 +7,16 @@
 //
 // Like browser.test.mjs, it starts `wrangler dev` as `make demo` does (serving
 // target/site/ from `make site`), or tests the Worker at EDGEMEM_E2E_URL.
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
-import { startWranglerDev } from "./wrangler-dev.mjs";
+import { browserHarness } from "./harness.mjs";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const SITE = join(ROOT, "target", "site");
 const SCREENSHOT = join(ROOT, "target", "e2e", "chat.png");
-const GIVEN_URL = process.env.EDGEMEM_E2E_URL;
 const WORKER_TOKEN = process.env.EDGEMEM_E2E_TOKEN ?? "";
 
 const ACTION_TIMEOUT_MS = 10_000;
@@ -29,67 +25,17 @@ const TEST_TIMEOUT_MS = 60_000;
 // five clicks; more than this means compaction never happened.
 const SIMULATE_CLICKS_MAX = 10;
 
-let baseUrl;
-let server;
-let context;
-let userDataDir;
-
-before(
-  async () => {
-    if (GIVEN_URL) {
-      baseUrl = new URL(GIVEN_URL).href;
-    } else {
-      for (const built of [join(SITE, "pkg", "browser.js"), join(SITE, "chat.js"), join(ROOT, "build", "index.js")]) {
-        if (!existsSync(built)) throw new Error(`${built} does not exist; run \`make build\` first`);
-      }
-      server = await startWranglerDev(ROOT);
-      baseUrl = server.url;
-    }
-    userDataDir = await mkdtemp(join(tmpdir(), "edgemem-e2e-chat-"));
-    context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: "/usr/bin/chromium",
-      headless: true,
-      viewport: { width: 1280, height: 900 },
-      timeout: 20_000,
-      args: [
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
-      ],
-    });
-    context.setDefaultTimeout(ACTION_TIMEOUT_MS);
-  },
-  { timeout: 90_000 },
-);
-
-after(async () => {
-  await context?.close().catch(() => {});
-  await server?.stop().catch(() => {});
-  if (userDataDir) await rm(userDataDir, { recursive: true, force: true });
+const harness = browserHarness({
+  root: ROOT,
+  required: [join(SITE, "pkg", "browser.js"), join(SITE, "chat.js")],
+  profilePrefix: "edgemem-e2e-chat-",
+  viewport: { width: 1280, height: 900 },
+  actionTimeoutMs: ACTION_TIMEOUT_MS,
 });
-
-/** A page that records uncaught errors and console errors (API statuses aside, as in browser.test.mjs). */
-async function openPage() {
-  const page = await context.newPage();
-  const problems = [];
-  page.on("pageerror", (err) => problems.push(`pageerror: ${err.stack ?? err.message}`));
-  page.on("console", (msg) => {
-    if (msg.type() !== "error") return;
-    const apiStatus =
-      msg.text().startsWith("Failed to load resource: the server responded with a status of") &&
-      new URL(msg.location().url || "about:blank", baseUrl).pathname.startsWith("/v1/");
-    if (!apiStatus) problems.push(`console.error: ${msg.text()} (${msg.location().url})`);
-  });
-  return { page, problems };
-}
+const openPage = () => harness.openPage();
 
 async function load(page) {
-  await page.goto(baseUrl, { waitUntil: "load" });
+  await page.goto(harness.baseUrl, { waitUntil: "load" });
   await page.locator('body[data-ready="true"]').waitFor({ state: "attached" });
   await chatIdle(page);
 }

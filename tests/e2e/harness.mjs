@@ -1,0 +1,87 @@
+// What every page test shares: the built site served by `wrangler dev` (or
+// EDGEMEM_E2E_URL), one Chromium profile per test file, and pages that
+// record uncaught errors.
+import { after, before } from "node:test";
+import { existsSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { chromium } from "playwright-core";
+import { startWranglerDev } from "./wrangler-dev.mjs";
+
+const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+];
+
+/**
+ * Registers `before`/`after` hooks that start the Worker (unless
+ * EDGEMEM_E2E_URL names one) and a fresh Chromium profile, so IndexedDB
+ * survives reloads within the file's run only. `required` are built files
+ * the tests need. Returns `{ baseUrl, openPage }`; `baseUrl` is set once
+ * the hooks ran.
+ */
+export function browserHarness({ root, required, profilePrefix, viewport, actionTimeoutMs }) {
+  const h = { baseUrl: undefined, openPage };
+  let server;
+  let context;
+  let userDataDir;
+
+  before(
+    async () => {
+      const given = process.env.EDGEMEM_E2E_URL;
+      if (given) {
+        h.baseUrl = new URL(given).href;
+      } else {
+        for (const built of [...required, join(root, "build", "index.js")]) {
+          if (!existsSync(built)) throw new Error(`${built} does not exist; run \`make build\` first`);
+        }
+        server = await startWranglerDev(root);
+        h.baseUrl = server.url;
+      }
+      userDataDir = await mkdtemp(join(tmpdir(), profilePrefix));
+      context = await chromium.launchPersistentContext(userDataDir, {
+        executablePath: "/usr/bin/chromium",
+        headless: true,
+        viewport,
+        timeout: 20_000,
+        args: CHROMIUM_ARGS,
+      });
+      context.setDefaultTimeout(actionTimeoutMs);
+    },
+    { timeout: 90_000 },
+  );
+
+  after(async () => {
+    await context?.close().catch(() => {});
+    await server?.stop().catch(() => {});
+    if (userDataDir) await rm(userDataDir, { recursive: true, force: true });
+  });
+
+  /**
+   * Opens a page that records uncaught errors and console errors. The one
+   * exception: Chromium logs every non-2xx fetch as a console error, and the
+   * page meets expected ones (404 probes, 422 on bad input) on the API routes.
+   */
+  async function openPage() {
+    const page = await context.newPage();
+    const problems = [];
+    page.on("pageerror", (err) => problems.push(`pageerror: ${err.stack ?? err.message}`));
+    page.on("console", (msg) => {
+      if (msg.type() !== "error") return;
+      const apiStatus =
+        msg.text().startsWith("Failed to load resource: the server responded with a status of") &&
+        new URL(msg.location().url || "about:blank", h.baseUrl).pathname.startsWith("/v1/");
+      if (!apiStatus) problems.push(`console.error: ${msg.text()} (${msg.location().url})`);
+    });
+    return { page, problems };
+  }
+
+  return h;
+}
