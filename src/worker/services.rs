@@ -6,8 +6,7 @@
 use std::rc::Rc;
 
 use futures_util::future::LocalBoxFuture;
-use serde::Deserialize;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 use worker::Env;
 
 use crate::api::services::Services;
@@ -24,6 +23,30 @@ const SUMMARIZER_MODEL_DEFAULT: &str = "@cf/meta/llama-3.1-8b-instruct";
 
 pub struct WorkerServices<'a> {
     pub env: &'a Env,
+}
+
+// Inputs are structs, never `serde_json::Value`: `Ai::run` converts with
+// serde-wasm-bindgen's default serializer, which turns a JSON object into an
+// ES2015 `Map`, and the binding's `JSON.stringify` then sends `{}`.
+
+/// A chat message of a Workers AI text-generation input.
+#[derive(Serialize)]
+struct AiMessage<'a> {
+    role: &'a str,
+    content: &'a str,
+}
+
+/// Workers AI text-generation input (`{messages, max_tokens}`).
+#[derive(Serialize)]
+struct AiChatInput<'a> {
+    messages: [AiMessage<'a>; 2],
+    max_tokens: usize,
+}
+
+/// Workers AI embedding input (`{text: [...]}`).
+#[derive(Serialize)]
+struct AiEmbedInput<'a> {
+    text: &'a [String],
 }
 
 #[derive(Deserialize)]
@@ -57,15 +80,14 @@ impl Services for WorkerServices<'_> {
                 transcript.push_str(&m.content);
                 transcript.push('\n');
             }
-            let input = json!({
-                "messages": [
-                    { "role": "system", "content": format!(
-                        "Summarize the conversation for an assistant that will continue it. Fold the summary so far and the new turns into one summary. Keep names, numbers, decisions and open questions. At most {} words. Answer with the summary only.",
-                        tokens_max * 3 / 4) },
-                    { "role": "user", "content": transcript },
-                ],
-                "max_tokens": tokens_max,
-            });
+            let instructions = format!(
+                "Summarize the conversation for an assistant that will continue it. Fold the summary so far and the new turns into one summary. Keep names, numbers, decisions and open questions. At most {} words. Answer with the summary only.",
+                tokens_max * 3 / 4
+            );
+            let input = AiChatInput {
+                messages: [AiMessage { role: "system", content: &instructions }, AiMessage { role: "user", content: &transcript }],
+                max_tokens: tokens_max,
+            };
             let out: AiText = ai.run(&model, input).await.map_err(|e| Error::HookFailed { hook: "summarizer".into(), reason: format!("Workers AI: {e}") })?;
             out.response.ok_or_else(|| Error::HookFailed { hook: "summarizer".into(), reason: "Workers AI returned no text".into() })
         }))
@@ -76,7 +98,7 @@ impl Services for WorkerServices<'_> {
         let model = self.env.var("EDGEMEM_EMBED_MODEL").map(|v| v.to_string()).unwrap_or_else(|_| EMBED_MODEL_DEFAULT.into());
         Some(Box::pin(async move {
             let out: AiEmbeddings = ai
-                .run(&model, json!({ "text": texts }))
+                .run(&model, AiEmbedInput { text: texts })
                 .await
                 .map_err(|e| Error::HookFailed { hook: "embedder".into(), reason: format!("Workers AI: {e}") })?;
             Ok(out.data)

@@ -5,9 +5,15 @@ import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 
-export async function startWorker({ persistDir, bindings = {} } = {}) {
+/**
+ * `ai`: the source of an ES module whose default export takes the inner env
+ * and returns the object bound as `AI` (a workerd wrapped binding, the way
+ * Miniflare binds Workers AI itself), for tests that stand in for Workers AI.
+ */
+export async function startWorker({ persistDir, bindings = {}, ai } = {}) {
   if (!existsSync(`${root}build/index.js`)) throw new Error("build/index.js is missing: run `make worker` first");
-  const mf = new Miniflare({
+  const main = {
+    name: "edgemem",
     rootPath: root,
     modules: true,
     scriptPath: `${root}build/index.js`,
@@ -18,6 +24,10 @@ export async function startWorker({ persistDir, bindings = {} } = {}) {
     bindings: { EDGEMEM_BODY_BYTES_MAX: "1048576", ...bindings },
     // As in wrangler.toml: the site (with the tokenizer assets) behind the ASSETS binding.
     assets: { directory: `${root}target/site`, binding: "ASSETS", routerConfig: { has_user_worker: true } },
+    ...(ai ? { wrappedBindings: { AI: { scriptName: "ai-stand-in" } } } : {}),
+  };
+  const mf = new Miniflare({
+    workers: ai ? [main, { name: "ai-stand-in", modules: true, script: ai }] : [main],
     ...(persistDir ? { durableObjectsPersist: `${persistDir}/do`, kvPersist: `${persistDir}/kv` } : {}),
     host: "127.0.0.1",
   });
