@@ -29,19 +29,32 @@ export function invalid(field, reason) {
   return new EdgememError("invalid_input", `invalid ${field}: ${reason}`);
 }
 
+// JSON.stringify writes -0 as 0; a stored number must come back exactly as
+// sent, so -0 is written as a marker string that cannot occur in user data
+// (it carries a random nonce) and turned into the literal -0 afterwards. The
+// extra pass runs only when a -0 was seen.
+const NEG_ZERO = `\u0000edgemem-neg-zero-${Math.random().toString(36).slice(2)}-${Date.now().toString(36)}`;
+const NEG_ZERO_JSON = JSON.stringify(NEG_ZERO);
+
 // JSON.stringify would turn NaN and Infinity into null silently; refuse them.
 export function toJson(value, field) {
   if (value === undefined) return "{}";
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     throw invalid(field, "must be an object");
   }
-  return JSON.stringify(value, (key, v) => {
-    if (typeof v === "number" && !Number.isFinite(v)) {
-      throw invalid(key ? `${field}.${key}` : field, `${v} is not a finite number`);
+  let negZero = false;
+  const text = JSON.stringify(value, (key, v) => {
+    if (typeof v === "number") {
+      if (!Number.isFinite(v)) throw invalid(key ? `${field}.${key}` : field, `${v} is not a finite number`);
+      if (v === 0 && 1 / v < 0) {
+        negZero = true;
+        return NEG_ZERO;
+      }
     }
     if (typeof v === "bigint") throw invalid(key ? `${field}.${key}` : field, "BigInt is not JSON");
     return v;
   });
+  return negZero ? text.replaceAll(NEG_ZERO_JSON, "-0") : text;
 }
 
 export function checkId(id, field = "sessionId") {

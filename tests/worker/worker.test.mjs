@@ -151,3 +151,24 @@ test("the Durable Object publishes snapshots to KV that the npm package can open
     await mf.dispose();
   }
 });
+
+test("10,000 hard doubles PUT into session data come back bit for bit on GET", async () => {
+  const { hardDoubles, doublesJson, changedDoubles } = await import("../js/helpers.mjs");
+  const values = hardDoubles(10_000);
+  const { mf, call } = await startWorker();
+  try {
+    // Session data is capped at 256 KiB: four sessions of 2,500.
+    for (let i = 0; i < values.length; i += 2_500) {
+      const part = values.slice(i, i + 2_500);
+      const body = `{"data":{"values":${doublesJson(part)},"neg_zero":-0}}`;
+      const put = await call("PUT", `/v1/working-memory/floats-${i}?namespace=numbers`, body);
+      assert.equal(put.status, 200, put.text.slice(0, 300));
+      assert.deepEqual(changedDoubles(part, put.json.data.values), [], "the PUT answer");
+      const got = await call("GET", `/v1/working-memory/floats-${i}?namespace=numbers`);
+      assert.deepEqual(changedDoubles(part, got.json.data.values), [], "the GET answer");
+      assert.ok(Object.is(got.json.data.neg_zero, -0), "-0 keeps its sign");
+    }
+  } finally {
+    await mf.dispose();
+  }
+});
