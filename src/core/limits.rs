@@ -64,6 +64,19 @@ pub const SNAPSHOT_EVERY_OPS_MAX: u64 = 100_000;
 /// Log records replayed in one recovery; more means the log was never
 /// truncated, which is a corrupt store.
 pub const RECOVERY_LOG_RECORDS_MAX: u64 = SNAPSHOT_EVERY_OPS_MAX * 2;
+/// Log records one listing reads at recovery. Durable Object storage returns
+/// every listed value at once, so this bounds the log bytes recovery holds at
+/// a time: at most 16 records of [`LOG_RECORD_BYTES_MAX`] (31 MB), and
+/// usually a few KB.
+pub const RECOVERY_LOG_PAGE_RECORDS: usize = 16;
+/// Keys one listing returns while the store repairs leftovers of a crash or
+/// of a failed delete. On Durable Object storage the listing also reads their
+/// values, so this bounds what a repair holds at once: 16 chunks of
+/// [`SNAPSHOT_CHUNK_BYTES_MAX`] (32 MB).
+pub const STORE_REPAIR_PAGE_KEYS: usize = 16;
+/// Keys one repair deletes. A larger backlog is finished by the next
+/// snapshots, so no single op waits on an unbounded cleanup.
+pub const STORE_REPAIR_KEYS_MAX: usize = 16_384;
 
 /// Significant digits of an amount (integer part plus the asset's scale):
 /// what `rust_decimal` holds exactly.

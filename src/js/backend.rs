@@ -6,20 +6,29 @@
 //! * `get(key) -> Promise<Uint8Array | ArrayBuffer | undefined | null>`
 //! * `put(key, Uint8Array) -> Promise<void>`, resolving only once durable
 //! * `delete(key) -> Promise<unknown>`
-//! * `list(prefix) -> Promise<string[]>`
+//! * `list(prefix, { start, end, limit }) -> Promise<string[]>`: the keys
+//!   under `prefix`; a store may use the range (`start` inclusive, `end`
+//!   exclusive or absent, the `limit` smallest keys) to list less, and one
+//!   that ignores it is still correct, as the range is applied here too
+//! * optional `getRange(prefix, { start, end, limit }) ->
+//!   Promise<Map<string, bytes> | [string, bytes][]>`: the same range with
+//!   values. Stores whose listing reads values anyway (Durable Object
+//!   storage) provide it, so recovery reads each log record once; without
+//!   it, recovery lists keys and gets each
 //! * optional `durability: "snapshots-only"` for eventually consistent stores
 
-use js_sys::{Array, ArrayBuffer, Function, Promise, Reflect, Uint8Array};
+use js_sys::{Array, ArrayBuffer, Function, Map, Object, Promise, Reflect, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
 use super::to_js_error;
 use crate::core::error::{Error, Result};
 use crate::core::limits;
-use crate::store::{Backend, Durability, MemoryBackend};
+use crate::store::{get_each, Backend, Durability, KeyRange, MemoryBackend};
 
-/// Keys a `list` may return: every log record recovery may replay plus every
-/// snapshot chunk, with slack for stale generations.
+/// Keys a `list` or `getRange` may return (a store may ignore the limit it is
+/// given): every log record recovery may replay plus every snapshot chunk,
+/// with slack for stale generations.
 const LIST_KEYS_MAX: usize = (limits::RECOVERY_LOG_RECORDS_MAX as usize) + 2 * limits::SNAPSHOT_CHUNKS_MAX;
 
 /// The store a `MemoryCore` runs on.
@@ -57,10 +66,16 @@ impl Backend for AnyBackend {
             AnyBackend::Js(b) => b.delete(keys).await,
         }
     }
-    async fn list(&self, prefix: &str) -> Result<Vec<String>> {
+    async fn list(&self, range: KeyRange<'_>) -> Result<Vec<String>> {
         match self {
-            AnyBackend::Memory(b) => b.list(prefix).await,
-            AnyBackend::Js(b) => b.list(prefix).await,
+            AnyBackend::Memory(b) => b.list(range).await,
+            AnyBackend::Js(b) => b.list(range).await,
+        }
+    }
+    async fn get_range(&self, range: KeyRange<'_>) -> Result<Vec<(String, Vec<u8>)>> {
+        match self {
+            AnyBackend::Memory(b) => b.get_range(range).await,
+            AnyBackend::Js(b) => b.get_range(range).await,
         }
     }
     fn durability(&self) -> Durability {
@@ -78,6 +93,7 @@ pub struct JsBackend {
     put: Function,
     delete: Function,
     list: Function,
+    get_range: Option<Function>,
     durability: Durability,
 }
 
@@ -90,6 +106,38 @@ fn method(obj: &JsValue, name: &str) -> Result<Function> {
 
 fn js_detail(v: &JsValue) -> String {
     v.dyn_ref::<js_sys::Error>().map(|e| String::from(e.message())).or_else(|| v.as_string()).unwrap_or_else(|| format!("{v:?}"))
+}
+
+/// A value as bytes: a `Uint8Array` or an `ArrayBuffer`.
+fn bytes_of(v: &JsValue) -> Option<Vec<u8>> {
+    if let Some(bytes) = v.dyn_ref::<Uint8Array>() {
+        return Some(bytes.to_vec());
+    }
+    if v.is_instance_of::<ArrayBuffer>() {
+        return Some(Uint8Array::new(v).to_vec());
+    }
+    None
+}
+
+/// The range as the options object `list` and `getRange` receive.
+fn range_options(range: &KeyRange<'_>) -> JsValue {
+    let opts = Object::new();
+    // Setting a fresh plain object's own data properties cannot fail.
+    let _ = Reflect::set(&opts, &"start".into(), &range.start.into());
+    if let Some(end) = range.end {
+        let _ = Reflect::set(&opts, &"end".into(), &end.into());
+    }
+    let _ = Reflect::set(&opts, &"limit".into(), &(range.limit as f64).into());
+    opts.into()
+}
+
+/// Applies `range` to what a store returned, whether or not it did so
+/// itself: in range, ascending, at most `range.limit`.
+fn clip<T>(mut items: Vec<(String, T)>, range: &KeyRange<'_>) -> Vec<(String, T)> {
+    items.retain(|(k, _)| range.contains(k));
+    items.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    items.truncate(range.limit);
+    items
 }
 
 async fn settle(result: std::result::Result<JsValue, JsValue>, what: &str) -> Result<JsValue> {
@@ -116,6 +164,7 @@ impl JsBackend {
             put: method(&this, "put")?,
             delete: method(&this, "delete")?,
             list: method(&this, "list")?,
+            get_range: method(&this, "getRange").ok(),
             this,
             durability,
         })
@@ -128,13 +177,7 @@ impl Backend for JsBackend {
         if v.is_undefined() || v.is_null() {
             return Ok(None);
         }
-        if let Some(bytes) = v.dyn_ref::<Uint8Array>() {
-            return Ok(Some(bytes.to_vec()));
-        }
-        if v.is_instance_of::<ArrayBuffer>() {
-            return Ok(Some(Uint8Array::new(&v).to_vec()));
-        }
-        Err(Error::storage(format!("store.get({key:?}) returned something other than bytes")))
+        bytes_of(&v).map(Some).ok_or_else(|| Error::storage(format!("store.get({key:?}) returned something other than bytes")))
     }
 
     async fn put(&self, key: &str, value: Vec<u8>) -> Result<()> {
@@ -149,8 +192,8 @@ impl Backend for JsBackend {
         Ok(())
     }
 
-    async fn list(&self, prefix: &str) -> Result<Vec<String>> {
-        let v = settle(self.list.call1(&self.this, &prefix.into()), "store.list").await?;
+    async fn list(&self, range: KeyRange<'_>) -> Result<Vec<String>> {
+        let v = settle(self.list.call2(&self.this, &range.prefix.into(), &range_options(&range)), "store.list").await?;
         if !Array::is_array(&v) {
             return Err(Error::storage("store.list must resolve to an array of keys"));
         }
@@ -161,11 +204,34 @@ impl Backend for JsBackend {
         let mut keys = Vec::with_capacity(arr.length() as usize);
         for k in arr.iter() {
             let k = k.as_string().ok_or_else(|| Error::storage("store.list returned a non-string key"))?;
-            if k.starts_with(prefix) {
-                keys.push(k);
-            }
+            keys.push((k, ()));
         }
-        Ok(keys)
+        Ok(clip(keys, &range).into_iter().map(|(k, ())| k).collect())
+    }
+
+    async fn get_range(&self, range: KeyRange<'_>) -> Result<Vec<(String, Vec<u8>)>> {
+        let Some(get_range) = &self.get_range else { return get_each(self, range).await };
+        let v = settle(get_range.call2(&self.this, &range.prefix.into(), &range_options(&range)), "store.getRange").await?;
+        // A Map (what Durable Object storage's list gives) or [key, value] pairs.
+        let pairs = match v.dyn_ref::<Map>() {
+            Some(map) => Array::from(&map.entries()),
+            None if Array::is_array(&v) => Array::from(&v),
+            None => return Err(Error::storage("store.getRange must resolve to a Map or an array of [key, bytes] pairs")),
+        };
+        if pairs.length() as usize > LIST_KEYS_MAX {
+            return Err(Error::storage(format!("store.getRange returned {} entries, past the limit of {LIST_KEYS_MAX}", pairs.length())));
+        }
+        let mut entries = Vec::with_capacity(pairs.length() as usize);
+        for pair in pairs.iter() {
+            let pair = Array::from(&pair);
+            let key = pair.get(0).as_string().ok_or_else(|| Error::storage("store.getRange returned a non-string key"))?;
+            if !range.contains(&key) {
+                continue; // the store ignored the range: copy only what was asked for
+            }
+            let value = bytes_of(&pair.get(1)).ok_or_else(|| Error::storage(format!("store.getRange returned something other than bytes for {key:?}")))?;
+            entries.push((key, value));
+        }
+        Ok(clip(entries, &range))
     }
 
     fn durability(&self) -> Durability {

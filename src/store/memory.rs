@@ -5,7 +5,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use super::Backend;
+use super::{Backend, KeyRange};
 use crate::core::error::{Error, Result};
 
 /// A shared in-memory key-value map.
@@ -70,7 +70,19 @@ impl Backend for MemoryBackend {
         Ok(())
     }
 
-    async fn list(&self, prefix: &str) -> Result<Vec<String>> {
-        Ok(self.map.borrow().range(prefix.to_owned()..).take_while(|(k, _)| k.starts_with(prefix)).map(|(k, _)| k.clone()).collect())
+    async fn list(&self, range: KeyRange<'_>) -> Result<Vec<String>> {
+        Ok(self.entries(range, |k, _| k.clone()))
+    }
+
+    async fn get_range(&self, range: KeyRange<'_>) -> Result<Vec<(String, Vec<u8>)>> {
+        Ok(self.entries(range, |k, v| (k.clone(), v.clone())))
+    }
+}
+
+impl MemoryBackend {
+    /// Seeks to the range's first key, as a sorted store does.
+    fn entries<T>(&self, range: KeyRange<'_>, mut f: impl FnMut(&String, &Vec<u8>) -> T) -> Vec<T> {
+        let from = range.prefix.max(range.start).to_owned();
+        self.map.borrow().range(from..).take_while(|(k, _)| range.contains(k)).take(range.limit).map(|(k, v)| f(k, v)).collect()
     }
 }

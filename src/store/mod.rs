@@ -14,16 +14,21 @@
 //!
 //! * an op is acknowledged only after its log record's `put` resolved;
 //! * a snapshot writes all its chunks first, then swaps `head` (the commit
-//!   point), then deletes older chunks and covered log records. A crash at
-//!   any step leaves either the old or the new snapshot current, and
-//!   leftovers are swept by the next snapshot.
+//!   point), then deletes the previous generation's chunks and the log
+//!   records it covers, by name (see [`sweep`]): the hot path lists nothing.
+//!   A crash at any step leaves either the old or the new snapshot current;
+//!   opening finds any leftovers with listings that are empty on a clean
+//!   store, and the next snapshot deletes them, a bounded page at a time.
 //!
 //! Mutations are serialized by an async mutex, so concurrent JS calls never
 //! interleave their log writes. If a write fails, the in-memory state may be
 //! ahead of storage; the store is marked poisoned and reloads from storage
 //! before serving anything else.
 
+mod keys;
 mod memory;
+mod recover;
+mod sweep;
 
 pub use memory::MemoryBackend;
 
@@ -32,7 +37,7 @@ use std::future::Future;
 use futures_util::lock::Mutex;
 
 use crate::core::codec::{self, Head};
-use crate::core::engine::{decode_log_entry, encode_log_entry, Applied, Engine, LogEntry, Op};
+use crate::core::engine::{encode_log_entry, Applied, Engine, LogEntry, Op};
 use crate::core::error::{Error, Result};
 use crate::core::limits;
 use crate::core::time::Millis;
@@ -46,8 +51,33 @@ pub enum Durability {
     SnapshotsOnly,
 }
 
+/// Keys that start with `prefix` and sort (byte order) at or after `start`
+/// and before `end`; `""` and `None` leave that side open. A listing returns
+/// the `limit` smallest of them, in ascending order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyRange<'a> {
+    pub prefix: &'a str,
+    pub start: &'a str,
+    pub end: Option<&'a str>,
+    pub limit: usize,
+}
+
+impl KeyRange<'_> {
+    /// Whether `key` lies in the range (the limit aside). Adapters whose
+    /// store cannot seek filter with it.
+    pub fn contains(&self, key: &str) -> bool {
+        key.starts_with(self.prefix) && key >= self.start && self.end.is_none_or(|end| key < end)
+    }
+}
+
 /// A key-value store of bytes. Adapters implement this and nothing more:
 /// no parsing, no policy. `put` and `delete` must resolve only once durable.
+///
+/// Listing is the costly call: Durable Object storage has no keys-only
+/// listing, so every listed key's value crosses into the isolate. The store
+/// therefore lists only at recovery (the log, once, with its values; and
+/// one-key probes of ranges that are empty on a clean store) and while it
+/// repairs what a crash left behind. Snapshots delete by name.
 #[allow(async_fn_in_trait)] // single-threaded wasm: futures need not be Send
 pub trait Backend {
     /// Reads one value.
@@ -56,12 +86,34 @@ pub trait Backend {
     async fn put(&self, key: &str, value: Vec<u8>) -> Result<()>;
     /// Deletes keys; missing keys are not an error.
     async fn delete(&self, keys: &[String]) -> Result<()>;
-    /// All keys starting with `prefix`, in any order.
-    async fn list(&self, prefix: &str) -> Result<Vec<String>>;
+    /// The keys in `range`, ascending, at most `range.limit`.
+    async fn list(&self, range: KeyRange<'_>) -> Result<Vec<String>>;
+    /// The keys in `range` with their values, ascending, at most
+    /// `range.limit`. Adapters whose listing returns values anyway (Durable
+    /// Object storage) override it, so that each value is read once; the
+    /// default lists keys, then gets each.
+    async fn get_range(&self, range: KeyRange<'_>) -> Result<Vec<(String, Vec<u8>)>> {
+        get_each(self, range).await
+    }
     /// What this backend may hold; [`Durability::Strong`] unless overridden.
     fn durability(&self) -> Durability {
         Durability::Strong
     }
+}
+
+/// [`Backend::get_range`] for stores that list keys only: a listing, then
+/// one `get` per key (a key deleted in between is skipped).
+pub async fn get_each<B: Backend + ?Sized>(backend: &B, range: KeyRange<'_>) -> Result<Vec<(String, Vec<u8>)>> {
+    let mut keys: Vec<String> = backend.list(range).await?.into_iter().filter(|k| range.contains(k)).collect();
+    keys.sort_unstable();
+    keys.truncate(range.limit);
+    let mut entries = Vec::with_capacity(keys.len());
+    for key in keys {
+        if let Some(value) = backend.get(&key).await? {
+            entries.push((key, value));
+        }
+    }
+    Ok(entries)
 }
 
 /// Configuration of a [`Store`], with documented defaults.
@@ -159,15 +211,11 @@ struct Inner<B: Backend> {
     /// [`limits::SNAPSHOT_BYTES_MAX`]), no retry before the log holds this
     /// many records, so a failing snapshot never costs O(state) per op.
     snapshot_retry_at_records: u64,
+    /// Keys that no head names may be stored (found at recovery, or left by
+    /// a failed write or delete): the next snapshot repairs instead of only
+    /// deleting what it retired.
+    repair_due: bool,
     poisoned: bool,
-}
-
-fn log_key(prefix: &str, seq: u64) -> String {
-    format!("{prefix}log/{seq:016x}")
-}
-
-fn chunk_key(prefix: &str, gen: u64, index: u32) -> String {
-    format!("{prefix}snap/{gen:016x}/{index:08x}")
 }
 
 impl<B: Backend> Store<B> {
@@ -181,15 +229,16 @@ impl<B: Backend> Store<B> {
                 detail: "an eventually consistent backend (Workers KV) can hold published snapshots, not the op log".into(),
             });
         }
-        let (engine, head, replayed) = recover(&backend, &config.key_prefix).await?;
+        let found = recover::recover(&backend, &config.key_prefix, true).await?;
         let inner = Inner {
             backend,
             config,
-            engine,
-            head,
-            log_records_since_snapshot: replayed.records,
-            log_bytes_since_snapshot: replayed.bytes,
+            engine: found.engine,
+            head: found.head,
+            log_records_since_snapshot: found.records,
+            log_bytes_since_snapshot: found.bytes,
             snapshot_retry_at_records: 0,
+            repair_due: found.leftovers,
             poisoned: false,
         };
         Ok(Store { inner: Mutex::new(inner), counters: Counters::default() })
@@ -205,7 +254,7 @@ impl<B: Backend> Store<B> {
         let entry = LogEntry { now_ms: now, op };
         let record = encode_log_entry(seq, &entry)?;
         let applied = inner.engine.apply(&entry.op, now)?;
-        let key = log_key(&inner.config.key_prefix, seq);
+        let key = keys::log_key(&inner.config.key_prefix, seq);
         let record_bytes = record.len() as u64;
         if let Err(e) = inner.backend.put(&key, record).await {
             inner.poisoned = true;
@@ -265,15 +314,23 @@ impl<B: Backend> Store<B> {
         let mut inner = self.inner.lock().await;
         inner.heal().await?;
         let bytes = inner.engine.encode_snapshot()?;
-        let prev = match target.get(&format!("{}head", config.key_prefix)).await? {
-            Some(b) => Head::decode(&b).map(|h| h.gen).unwrap_or(0),
-            None => 0,
-        };
-        let head = Head { gen: prev + 1, chunk_count: 0, snapshot_bytes: bytes.len() as u64, last_seq: inner.engine.last_seq() };
+        let prefix = &config.key_prefix;
+        // An unreadable head names no chunks: the probe below finds them.
+        let prev = target.get(&keys::head_key(prefix)).await?.and_then(|b| Head::decode(&b).ok());
+        let head = Head { gen: next_gen(prev)?, chunk_count: 0, snapshot_bytes: bytes.len() as u64, last_seq: inner.engine.last_seq() };
         let head = write_snapshot(target, config, head, &bytes).await.map_err(|e| match e {
             SnapshotWriteError::Chunks(e) | SnapshotWriteError::Head(e) => e,
         })?;
-        sweep(target, &config.key_prefix, head).await?;
+        // Free the encoding before the sweep, which may read a repair page.
+        drop(bytes);
+        // A mirror holds no log, and this store keeps no memory of it between
+        // calls: it deletes the retired generation by name, then probes (one
+        // key per range, nothing on a clean mirror) for what a crashed
+        // publish left.
+        sweep::retire(target, prefix, prev, head, 0).await?;
+        if sweep::leftovers(target, prefix, Some(head), false).await? {
+            sweep::repair(target, prefix, Some(head), false).await?;
+        }
         Ok(StoreStats { last_seq: head.last_seq, log_records_since_snapshot: 0, snapshot_gen: head.gen, snapshot_bytes: head.snapshot_bytes })
     }
 }
@@ -291,6 +348,7 @@ impl Store<MemoryBackend> {
                 log_records_since_snapshot: inner.log_records_since_snapshot,
                 log_bytes_since_snapshot: inner.log_bytes_since_snapshot,
                 snapshot_retry_at_records: inner.snapshot_retry_at_records,
+                repair_due: inner.repair_due,
                 poisoned: inner.poisoned,
             }),
             counters: self.counters,
@@ -300,16 +358,18 @@ impl Store<MemoryBackend> {
     /// Loads a snapshot published with [`Store::publish`] into a volatile
     /// in-memory store: a read replica that starts without replaying a log.
     pub async fn open_published<T: Backend>(source: &T, key_prefix: &str) -> Result<Store<MemoryBackend>> {
-        let (engine, _, _) = recover(source, key_prefix).await?;
+        // A replica never writes to its source, so it does not look for leftovers there.
+        let found = recover::recover(source, key_prefix, false).await?;
         let config = StoreConfig::default();
         let inner = Inner {
             backend: MemoryBackend::new(),
             config,
-            engine,
+            engine: found.engine,
             head: None,
             log_records_since_snapshot: 0,
             log_bytes_since_snapshot: 0,
             snapshot_retry_at_records: 0,
+            repair_due: false,
             poisoned: false,
         };
         Ok(Store { inner: Mutex::new(inner), counters: Counters::default() })
@@ -319,11 +379,12 @@ impl Store<MemoryBackend> {
 impl<B: Backend> Inner<B> {
     async fn heal(&mut self) -> Result<()> {
         if self.poisoned {
-            let (engine, head, replayed) = recover(&self.backend, &self.config.key_prefix).await?;
-            self.engine = engine;
-            self.head = head;
-            self.log_records_since_snapshot = replayed.records;
-            self.log_bytes_since_snapshot = replayed.bytes;
+            let found = recover::recover(&self.backend, &self.config.key_prefix, true).await?;
+            self.engine = found.engine;
+            self.head = found.head;
+            self.log_records_since_snapshot = found.records;
+            self.log_bytes_since_snapshot = found.bytes;
+            self.repair_due |= found.leftovers;
             self.poisoned = false;
         }
         Ok(())
@@ -350,21 +411,41 @@ impl<B: Backend> Inner<B> {
 
     async fn snapshot(&mut self) -> Result<()> {
         let bytes = self.engine.encode_snapshot()?;
-        let gen = self.head.map_or(1, |h| h.gen + 1);
-        let head = Head { gen, chunk_count: 0, snapshot_bytes: bytes.len() as u64, last_seq: self.engine.last_seq() };
+        let prev = self.head;
+        let head = Head { gen: next_gen(prev)?, chunk_count: 0, snapshot_bytes: bytes.len() as u64, last_seq: self.engine.last_seq() };
         let head = match write_snapshot(&self.backend, &self.config, head, &bytes).await {
             Ok(head) => head,
-            Err(SnapshotWriteError::Chunks(e)) => return Err(e),
+            Err(SnapshotWriteError::Chunks(e)) => {
+                // Some chunks of the unborn generation may be stored; a
+                // later, shorter snapshot would not overwrite them all.
+                self.repair_due = true;
+                return Err(e);
+            }
             Err(SnapshotWriteError::Head(e)) => {
-                // The head put may or may not have landed: reload before serving.
+                // The head put may or may not have landed: reload before
+                // serving (recovery then looks for leftovers either way).
                 self.poisoned = true;
                 return Err(e);
             }
         };
+        // Free the encoding before the sweep, which may read a repair page.
+        drop(bytes);
+        // The log is contiguous up to the new head, so these are exactly the
+        // records it covers.
+        let covered = self.log_records_since_snapshot;
         self.head = Some(head);
         self.log_records_since_snapshot = 0;
         self.log_bytes_since_snapshot = 0;
-        sweep(&self.backend, &self.config.key_prefix, head).await
+        let prefix = &self.config.key_prefix;
+        let swept = if self.repair_due {
+            sweep::repair(&self.backend, prefix, Some(head), true).await
+        } else {
+            sweep::retire(&self.backend, prefix, prev, head, covered).await.map(|()| true)
+        };
+        // The snapshot is committed whatever the deletes did: a failed or
+        // unfinished sweep only leaves garbage, which the next one repairs.
+        self.repair_due = !matches!(swept, Ok(true));
+        Ok(())
     }
 }
 
@@ -375,103 +456,23 @@ enum SnapshotWriteError {
     Head(Error),
 }
 
+/// The generation after `prev` (generations start at 1).
+fn next_gen(prev: Option<Head>) -> Result<u64> {
+    match prev {
+        None => Ok(1),
+        Some(h) => h.gen.checked_add(1).ok_or_else(|| Error::SnapshotCorrupt { reason: "the head's generation cannot grow".into() }),
+    }
+}
+
 /// Writes the chunks of `bytes`, then the head (the commit point).
 async fn write_snapshot<B: Backend>(backend: &B, config: &StoreConfig, mut head: Head, bytes: &[u8]) -> std::result::Result<Head, SnapshotWriteError> {
     let prefix = &config.key_prefix;
     for (i, chunk) in codec::chunks(bytes, config.chunk_bytes).enumerate() {
-        backend.put(&chunk_key(prefix, head.gen, i as u32), chunk.to_vec()).await.map_err(SnapshotWriteError::Chunks)?;
+        backend.put(&keys::chunk_key(prefix, head.gen, i as u32), chunk.to_vec()).await.map_err(SnapshotWriteError::Chunks)?;
         head.chunk_count += 1;
     }
-    backend.put(&format!("{prefix}head"), head.encode()).await.map_err(SnapshotWriteError::Head)?;
+    backend.put(&keys::head_key(prefix), head.encode()).await.map_err(SnapshotWriteError::Head)?;
     Ok(head)
-}
-
-/// Deletes what `head` made unreachable: older chunk generations and the log
-/// records it covers. Failures only leave garbage the next sweep removes.
-async fn sweep<B: Backend>(backend: &B, prefix: &str, head: Head) -> Result<()> {
-    let current = format!("{prefix}snap/{:016x}/", head.gen);
-    let stale_chunks: Vec<String> =
-        backend.list(&format!("{prefix}snap/")).await?.into_iter().filter(|k| !k.starts_with(&current)).collect();
-    let covered_logs: Vec<String> = backend
-        .list(&format!("{prefix}log/"))
-        .await?
-        .into_iter()
-        .filter(|k| parse_seq(prefix, k).is_some_and(|seq| seq <= head.last_seq))
-        .collect();
-    for batch in stale_chunks.chunks(DELETE_BATCH_KEYS).chain(covered_logs.chunks(DELETE_BATCH_KEYS)) {
-        backend.delete(batch).await?;
-    }
-    Ok(())
-}
-
-/// Keys per delete call (Durable Object storage takes at most 128).
-const DELETE_BATCH_KEYS: usize = 128;
-
-fn parse_seq(prefix: &str, key: &str) -> Option<u64> {
-    let hex = key.strip_prefix(prefix)?.strip_prefix("log/")?;
-    if hex.len() != 16 {
-        return None;
-    }
-    u64::from_str_radix(hex, 16).ok()
-}
-
-/// What recovery replayed from the log.
-struct Replayed {
-    records: u64,
-    bytes: u64,
-}
-
-/// Loads the snapshot named by `head` and replays the log after it.
-async fn recover<B: Backend>(backend: &B, prefix: &str) -> Result<(Engine, Option<Head>, Replayed)> {
-    let head = match backend.get(&format!("{prefix}head")).await? {
-        Some(bytes) => Some(Head::decode(&bytes)?),
-        None => None,
-    };
-    let mut engine = match head {
-        None => Engine::new(),
-        Some(h) => {
-            let mut bytes = Vec::with_capacity(h.snapshot_bytes.min(limits::SNAPSHOT_BYTES_MAX as u64) as usize);
-            for i in 0..h.chunk_count {
-                let chunk = backend
-                    .get(&chunk_key(prefix, h.gen, i))
-                    .await?
-                    .ok_or_else(|| Error::SnapshotCorrupt { reason: format!("chunk {i} of generation {} is missing", h.gen) })?;
-                bytes.extend_from_slice(&chunk);
-                if bytes.len() as u64 > h.snapshot_bytes {
-                    return Err(Error::SnapshotCorrupt { reason: "chunks are longer than the head says".into() });
-                }
-            }
-            let engine = Engine::decode_snapshot(&bytes)?;
-            if engine.last_seq() != h.last_seq {
-                return Err(Error::SnapshotCorrupt {
-                    reason: format!("head says the snapshot covers op {} but it covers {}", h.last_seq, engine.last_seq()),
-                });
-            }
-            engine
-        }
-    };
-    let mut seqs: Vec<u64> = Vec::new();
-    for key in backend.list(&format!("{prefix}log/")).await? {
-        let seq = parse_seq(prefix, &key).ok_or_else(|| Error::LogCorrupt { seq: 0, reason: format!("unexpected key {key:?}") })?;
-        if seq > engine.last_seq() {
-            seqs.push(seq);
-        }
-    }
-    if seqs.len() as u64 > limits::RECOVERY_LOG_RECORDS_MAX {
-        return Err(Error::LogCorrupt { seq: 0, reason: format!("{} records to replay is past the limit", seqs.len()) });
-    }
-    seqs.sort_unstable();
-    let mut replayed = Replayed { records: seqs.len() as u64, bytes: 0 };
-    for seq in seqs {
-        if seq != engine.last_seq() + 1 {
-            return Err(Error::LogCorrupt { seq, reason: format!("gap: expected record {}", engine.last_seq() + 1) });
-        }
-        let bytes = backend.get(&log_key(prefix, seq)).await?.ok_or_else(|| Error::LogCorrupt { seq, reason: "listed but missing".into() })?;
-        replayed.bytes += bytes.len() as u64;
-        let entry = decode_log_entry(seq, &bytes)?;
-        engine.apply(&entry.op, entry.now_ms).map_err(|e| Error::LogCorrupt { seq, reason: format!("replay failed: {e}") })?;
-    }
-    Ok((engine, head, replayed))
 }
 
 /// Polls a future that is known to complete without waiting (the in-memory

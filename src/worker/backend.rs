@@ -2,13 +2,13 @@
 //! durable home of each tenant's op log and snapshots) and Workers KV
 //! (eventually consistent: published snapshots only).
 
-use js_sys::{Array, Uint8Array};
-use wasm_bindgen::JsCast;
+use js_sys::{Array, Map, Uint8Array};
+use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use worker::{kv::KvStore, ListOptions, Storage};
 
 use crate::core::error::{Error, Result};
-use crate::store::{Backend, Durability};
+use crate::store::{Backend, Durability, KeyRange};
 
 fn storage_err(what: &str, e: impl std::fmt::Display) -> Error {
     Error::storage(format!("{what}: {e}"))
@@ -23,6 +23,27 @@ pub struct DoBackend {
 /// Keys per `delete_multiple` call (the runtime's limit).
 const DO_DELETE_KEYS_MAX: usize = 128;
 
+fn do_bytes(key: &str, v: JsValue) -> Result<Vec<u8>> {
+    let bytes = v.dyn_into::<Uint8Array>().map_err(|_| storage_err("get", format!("{key} does not hold bytes")))?;
+    Ok(bytes.to_vec())
+}
+
+impl DoBackend {
+    /// One `storage.list()` over `range`. The runtime has no keys-only
+    /// listing: the Map it resolves to holds every listed value, which is
+    /// why the store lists rarely and always with a small limit.
+    async fn list_map(&self, range: &KeyRange<'_>) -> Result<Map> {
+        let mut opts = ListOptions::new().prefix(range.prefix).limit(range.limit);
+        if !range.start.is_empty() {
+            opts = opts.start(range.start);
+        }
+        if let Some(end) = range.end {
+            opts = opts.end(end);
+        }
+        self.storage.list_with_options(opts).await.map_err(|e| storage_err("list", e))
+    }
+}
+
 impl Backend for DoBackend {
     async fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
         let promise = self.storage.as_raw().get(key).map_err(|e| storage_err("get", format!("{e:?}")))?;
@@ -30,8 +51,7 @@ impl Backend for DoBackend {
         if v.is_undefined() || v.is_null() {
             return Ok(None);
         }
-        let bytes = v.dyn_into::<Uint8Array>().map_err(|_| storage_err("get", format!("{key} does not hold bytes")))?;
-        Ok(Some(bytes.to_vec()))
+        do_bytes(key, v).map(Some)
     }
 
     async fn put(&self, key: &str, value: Vec<u8>) -> Result<()> {
@@ -45,10 +65,24 @@ impl Backend for DoBackend {
         Ok(())
     }
 
-    async fn list(&self, prefix: &str) -> Result<Vec<String>> {
-        let map = self.storage.list_with_options(ListOptions::new().prefix(prefix)).await.map_err(|e| storage_err("list", e))?;
+    async fn list(&self, range: KeyRange<'_>) -> Result<Vec<String>> {
+        let map = self.list_map(&range).await?;
         let keys = Array::from(&map.keys());
         Ok(keys.iter().filter_map(|k| k.as_string()).collect())
+    }
+
+    /// The listing already carries the values: recovery reads each log
+    /// record once, with no `get` after it.
+    async fn get_range(&self, range: KeyRange<'_>) -> Result<Vec<(String, Vec<u8>)>> {
+        let map = self.list_map(&range).await?;
+        let mut entries = Vec::with_capacity(map.size() as usize);
+        for pair in Array::from(&map.entries()).iter() {
+            let pair = Array::from(&pair);
+            let Some(key) = pair.get(0).as_string() else { continue };
+            let value = do_bytes(&key, pair.get(1))?;
+            entries.push((key, value));
+        }
+        Ok(entries)
     }
 }
 
@@ -76,22 +110,27 @@ impl Backend for KvBackend {
         Ok(())
     }
 
-    async fn list(&self, prefix: &str) -> Result<Vec<String>> {
+    /// KV lists keys only, by prefix, and cannot seek: the range is applied
+    /// to what the pages return. Pages come in key order, so the walk stops
+    /// once it holds `limit` keys in range.
+    async fn list(&self, range: KeyRange<'_>) -> Result<Vec<String>> {
         let mut keys = Vec::new();
         let mut cursor: Option<String> = None;
         for _ in 0..KV_LIST_PAGES_MAX {
-            let mut req = self.kv.list().prefix(prefix.to_owned());
+            let mut req = self.kv.list().prefix(range.prefix.to_owned());
             if let Some(c) = cursor.take() {
                 req = req.cursor(c);
             }
             let page = req.execute().await.map_err(|e| storage_err("kv list", e))?;
-            keys.extend(page.keys.into_iter().map(|k| k.name));
-            if page.list_complete {
+            keys.extend(page.keys.into_iter().map(|k| k.name).filter(|k| range.contains(k)));
+            if page.list_complete || keys.len() >= range.limit {
+                keys.sort_unstable();
+                keys.truncate(range.limit);
                 return Ok(keys);
             }
             cursor = page.cursor;
         }
-        Err(Error::storage(format!("kv list of {prefix:?} passed {KV_LIST_PAGES_MAX} pages")))
+        Err(Error::storage(format!("kv list of {:?} passed {KV_LIST_PAGES_MAX} pages", range.prefix)))
     }
 
     fn durability(&self) -> Durability {

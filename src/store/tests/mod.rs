@@ -1,5 +1,7 @@
 //! Recovery, snapshot and crash tests of the store on the in-memory backend.
 
+mod reads;
+
 use super::*;
 use crate::core::codec::{encode_snapshot, SCHEMA_VERSION};
 use crate::core::session::{Message, Session};
@@ -116,6 +118,17 @@ fn ledger_op(i: u64) -> Op {
     Op::Ledger(op)
 }
 
+/// Asserts that storage holds the head and the live snapshot's chunks only:
+/// no older generation, no orphan chunk past the live count, no log record.
+fn assert_only_live(backend: &MemoryBackend, stats: StoreStats, chunk_bytes: usize, context: &str) {
+    let live = format!("t/snap/{:016x}/", stats.snapshot_gen);
+    let stored = backend.dump();
+    let stray: Vec<&String> = stored.keys().filter(|k| *k != "t/head" && !k.starts_with(&live)).collect();
+    assert!(stray.is_empty(), "{context}: leftovers {stray:?}");
+    let chunks = stored.keys().filter(|k| k.starts_with(&live)).count() as u64;
+    assert_eq!(chunks, stats.snapshot_bytes.div_ceil(chunk_bytes as u64), "{context}: chunks past the live count");
+}
+
 /// The store "dies" after every possible number of successful writes: each
 /// run stops at its first failed write, reopens over what was written, and
 /// must hold exactly the acknowledged ops: none lost, none extra.
@@ -154,6 +167,9 @@ fn crash_test(workload: fn(u64) -> Op, ops: u64, chunk_bytes: usize) -> Vec<Engi
         let recovered = run(Store::open(backend.clone(), cfg(50, chunk_bytes))).unwrap();
         let state = run(recovered.read(|e| e.clone())).unwrap();
         assert_eq!(state, reference, "crash after {crash_after} writes");
+        // Whatever the crash left behind, the next snapshot removes it.
+        let stats = run(recovered.snapshot()).unwrap();
+        assert_only_live(&backend, stats, chunk_bytes, &format!("crash after {crash_after} writes"));
         recovered_states.push(state);
     }
     assert!(recovered_states.len() > 100);
@@ -280,8 +296,8 @@ fn eventually_consistent_backends_cannot_hold_the_log() {
         async fn delete(&self, keys: &[String]) -> Result<()> {
             self.0.delete(keys).await
         }
-        async fn list(&self, prefix: &str) -> Result<Vec<String>> {
-            self.0.list(prefix).await
+        async fn list(&self, range: KeyRange<'_>) -> Result<Vec<String>> {
+            self.0.list(range).await
         }
         fn durability(&self) -> Durability {
             Durability::SnapshotsOnly
@@ -356,8 +372,8 @@ impl Backend for NoSnapshots {
     async fn delete(&self, keys: &[String]) -> Result<()> {
         self.inner.delete(keys).await
     }
-    async fn list(&self, prefix: &str) -> Result<Vec<String>> {
-        self.inner.list(prefix).await
+    async fn list(&self, range: KeyRange<'_>) -> Result<Vec<String>> {
+        self.inner.list(range).await
     }
 }
 
