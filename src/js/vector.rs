@@ -18,7 +18,10 @@ use crate::core::vector::{self as core, Config, Filter, Metric, Quantization, Sc
 #[serde(rename_all = "camelCase")]
 struct Options {
     dim: usize,
-    metric: String,
+    /// Cosine unless named: what embedding models are trained for, and the
+    /// metric long-term memory uses.
+    #[serde(default)]
+    metric: Option<String>,
     #[serde(default)]
     quantization: Option<String>,
     #[serde(default)]
@@ -55,7 +58,7 @@ fn config_from(options: JsValue) -> Result<Config, JsValue> {
         }
     }
     let o: Options = serde_wasm_bindgen::from_value(options).map_err(|e| js_err(&Error::invalid("options", e.to_string())))?;
-    let metric = match o.metric.as_str() {
+    let metric = match o.metric.as_deref().unwrap_or("cosine") {
         "cosine" => Metric::Cosine,
         "dot" => Metric::Dot,
         other => return Err(js_err(&Error::invalid("metric", format!("must be \"cosine\" or \"dot\", got {other:?}")))),
@@ -97,8 +100,9 @@ impl VectorIndexJs {
 
 #[wasm_bindgen(js_class = VectorIndex)]
 impl VectorIndexJs {
-    /// `{dim, metric: "cosine"|"dot", quantization?: "int8", sealPoints?,
-    /// efConstruction?, efSearch?, linksMax?, seed?}`.
+    /// `{dim, metric?: "cosine"|"dot", quantization?: "int8"|"none",
+    /// sealPoints?, efConstruction?, efSearch?, linksMax?, seed?}`; every
+    /// optional field defaults as `index.d.ts` documents (from `Config::new`).
     #[wasm_bindgen(constructor)]
     pub fn new(options: JsValue) -> Result<VectorIndexJs, JsValue> {
         let config = config_from(options)?;
@@ -207,7 +211,20 @@ impl VectorIndexJs {
                 })
             })
             .collect();
-        to_object(&serde_json::json!({ "points": s.points, "builds": s.builds, "memoryBytes": s.memory_bytes, "segments": segments }))
+        let c = self.inner.config();
+        // The effective options, named as the constructor takes them, so a
+        // caller sees which defaults filled what it left out.
+        let config = serde_json::json!({
+            "dim": c.dim,
+            "metric": match c.metric { Metric::Cosine => "cosine", Metric::Dot => "dot" },
+            "quantization": match c.quantization { Quantization::None => "none", Quantization::Int8 => "int8" },
+            "sealPoints": c.seal_points,
+            "efConstruction": c.ef_construction,
+            "efSearch": c.ef_search,
+            "linksMax": c.links_max,
+            "seed": c.seed,
+        });
+        to_object(&serde_json::json!({ "points": s.points, "builds": s.builds, "memoryBytes": s.memory_bytes, "segments": segments, "config": config }))
     }
 
     /// Bytes held by the index.
