@@ -6,7 +6,7 @@
 // panel in budget.js, the Chat panel in chat.js, the Long-term memory panel
 // in longterm.js.
 import { Memory, IndexedDBStore, version } from "edgemem";
-import { DB_NAME, $, ui, state, showStatus, showError, timeElement, setText, setTime, renderStats } from "./page.js";
+import { DB_NAME, $, ui, state, showStatus, showError, timeElement, setText, setTime, renderStats, needsInput } from "./page.js";
 import { localBackend, workerBackend } from "./backends.js";
 import { wireLedgerEvents, resetLedger, openLedger } from "./ledger.js";
 import { wireBudget } from "./budget.js";
@@ -199,8 +199,17 @@ function wireEvents() {
     run(switchBackend);
   });
 
+  // An empty box only shows a placeholder: the buttons wait for something typed.
+  const createReady = needsInput(ui.createSession, () =>
+    ui.sessionIdInput.value === "" ? "Type a session id to create or open it." : null,
+  );
+  const messageReady = needsInput(ui.addMessage, () =>
+    ui.messageContent.value === "" ? "Type a message to add it." : null,
+  );
+
   ui.createForm.addEventListener("submit", (e) => {
     e.preventDefault();
+    if (!createReady()) return;
     run(async () => {
       const id = ui.sessionIdInput.value;
       const ttl = ttlValue();
@@ -209,6 +218,7 @@ function wireEvents() {
       renderSession(session);
       await afterWrite();
       ui.sessionIdInput.value = "";
+      createReady();
       showStatus(created ? `Created session "${id}".` : `Session "${id}" already exists; opened it.`, "ok");
     });
   });
@@ -239,7 +249,7 @@ function wireEvents() {
   ui.messageForm.addEventListener("submit", (e) => {
     e.preventDefault();
     const id = state.selectedId;
-    if (id === null) return;
+    if (id === null || !messageReady()) return;
     run(async () => {
       const session = await state.backend.append(id, [
         { role: ui.messageRole.value, content: ui.messageContent.value },
@@ -247,6 +257,7 @@ function wireEvents() {
       if (state.selectedId === id) renderSession(session);
       await afterWrite();
       ui.messageContent.value = "";
+      messageReady();
       showStatus(`Added a ${ui.messageRole.value} message to "${id}".`, "ok");
     });
   });

@@ -8,7 +8,7 @@
 // localStorage, as the ledger panel keeps its ids. User content is only ever
 // written with textContent.
 import { Tokenizer } from "edgemem";
-import { DB_NAME, $, ui, state, showStatus, showError, timeElement, badge, renderStats } from "./page.js";
+import { DB_NAME, $, ui, state, showStatus, showError, timeElement, badge, renderStats, needsInput } from "./page.js";
 
 const C = {
   panel: $("chat"),
@@ -16,6 +16,7 @@ const C = {
   status: $("chat-status"),
   sessionForm: $("chat-session-form"),
   sessionId: $("chat-session"),
+  open: $("chat-open"),
   newChat: $("chat-new"),
   window: $("chat-window"),
   windowValue: $("chat-window-value"),
@@ -29,6 +30,7 @@ const C = {
   form: $("chat-form"),
   content: $("chat-content"),
   role: $("chat-role"),
+  send: $("chat-send"),
   simulate: $("chat-simulate"),
   eventCount: $("chat-event-count"),
   events: $("chat-events"),
@@ -108,6 +110,9 @@ const chat = {
   // {session, window, logs: {[sessionId]: {events: [...], simulated}}}.
   saved: { session: SESSION_DEFAULT, window: WINDOW_DEFAULT_TOKENS, logs: {} },
   onSessionsChanged: async () => {},
+  // The forms' main buttons wait for a typed value (page.js needsInput); set by wireChat.
+  openReady: () => true,
+  sendReady: () => true,
 };
 
 // ---------------------------------------------------------------------------
@@ -470,7 +475,10 @@ async function addTurns(live, messages) {
 async function send(live) {
   const role = C.role.value;
   await addTurns(live, [{ role, content: C.content.value }]);
-  if (live()) C.content.value = "";
+  if (live()) {
+    C.content.value = "";
+    chat.sendReady();
+  }
 }
 
 async function simulate(live) {
@@ -501,6 +509,7 @@ async function openSession(live, id) {
   chat.saved.session = id;
   save();
   C.sessionId.value = id;
+  chat.openReady();
   ++chat.epoch;
   ++chat.ticket;
   const now = liveNow();
@@ -536,6 +545,7 @@ export async function openChat() {
   const local = state.backend.kind === "local";
   C.backend.textContent = local ? "this page (IndexedDB)" : `the Worker, namespace "${ui.namespace.value}"`;
   C.sessionId.value = sessionId();
+  chat.openReady();
   C.window.value = String(windowTokens());
   C.windowValue.textContent = fmt(windowTokens());
   const where = local ? `IndexedDB database "${DB_NAME}"` : `Worker API, namespace "${ui.namespace.value}"`;
@@ -548,8 +558,16 @@ export async function openChat() {
 /** `onSessionsChanged` runs after each chat write (the page refreshes its session list). */
 export function wireChat({ onSessionsChanged } = {}) {
   if (onSessionsChanged) chat.onSessionsChanged = onSessionsChanged;
+  // An empty box only shows a placeholder: the buttons wait for something typed.
+  chat.openReady = needsInput(C.open, () =>
+    C.sessionId.value === "" ? "Name a chat to open, or start a new chat." : null,
+  );
+  chat.sendReady = needsInput(C.send, () =>
+    C.content.value === "" ? "Type a turn to send, or simulate one." : null,
+  );
   C.sessionForm.addEventListener("submit", (e) => {
     e.preventDefault();
+    if (!chat.openReady()) return;
     runChat((live) => openSession(live, C.sessionId.value));
   });
   C.newChat.addEventListener("click", () => runChat((live) => openSession(live, freshSessionId())));
@@ -559,6 +577,7 @@ export function wireChat({ onSessionsChanged } = {}) {
   C.window.addEventListener("change", () => runChat(changeWindow));
   C.form.addEventListener("submit", (e) => {
     e.preventDefault();
+    if (!chat.sendReady()) return;
     runChat(send);
   });
   C.content.addEventListener("keydown", (e) => {

@@ -1,6 +1,6 @@
 // The Ledger panel. Amounts stay the decimal strings typed and shown: the
 // page never turns one into a JS number.
-import { DB_NAME, ui, state, showStatus, errorCode, showError, timeElement, cell, badge, renderStats } from "./page.js";
+import { DB_NAME, ui, state, showStatus, errorCode, showError, timeElement, cell, badge, renderStats, needsInput } from "./page.js";
 
 // The ledger has no "list accounts" call: the page remembers the ids it knows.
 const DEMO_ASSET = { code: "USDC", scale: 6 };
@@ -10,6 +10,10 @@ const DEMO_ACCOUNTS = [
   { id: "casino", asset: "USDC" },
 ];
 const ACCOUNT_FIELDS = ["balance", "debits_posted", "credits_posted", "debits_pending", "credits_pending"];
+
+// The forms' main buttons wait for what only the user can give (page.js
+// needsInput); set by wireLedgerEvents.
+const ready = { account: () => true, transfer: () => true };
 
 /**
  * Runs a ledger action, reporting any failure in the ledger's status area.
@@ -139,6 +143,7 @@ function renderAccountOptions(ids) {
   };
   fill(L.debit, 0);
   fill(L.credit, 1);
+  ready.transfer();
 }
 
 function resultKind(result) {
@@ -385,6 +390,7 @@ async function openAccount(live) {
   await afterLedgerWrite();
   L.accountId.value = "";
   L.accountMax.value = "";
+  ready.account();
   ledgerStatus(live, `Account "${a.id}" is open (${a.asset}).`, "ok");
 }
 
@@ -458,8 +464,22 @@ export function wireLedgerEvents() {
   const L = ui.ledger;
   L.transferId.value = freshTransferId();
   clearResults();
+  // An empty box only shows a placeholder, and an empty list offers no account:
+  // the buttons wait for something to send.
+  ready.account = needsInput(L.accountCreate, () => {
+    if (L.accountId.value === "") return "Type an account id to open it.";
+    if (L.accountAsset.value === "") return "Type the account's asset code.";
+    return null;
+  });
+  ready.transfer = needsInput(L.transferSubmit, () => {
+    if (L.debit.options.length === 0) return "Press “Set up demo” first: there is no account yet.";
+    if (L.transferId.value === "") return "Type a transfer id, or press “new id”.";
+    if (L.amount.value === "") return "Type an amount to transfer.";
+    return null;
+  });
   L.newId.addEventListener("click", () => {
     L.transferId.value = freshTransferId();
+    ready.transfer();
     L.transferId.focus();
   });
   L.pending.addEventListener("change", () => {
@@ -476,10 +496,12 @@ export function wireLedgerEvents() {
   L.clearResults.addEventListener("click", clearResults);
   L.accountForm.addEventListener("submit", (e) => {
     e.preventDefault();
+    if (!ready.account()) return;
     runLedger(openAccount);
   });
   L.transferForm.addEventListener("submit", (e) => {
     e.preventDefault();
+    if (!ready.transfer()) return;
     runLedger(submitTransfer);
   });
   L.holds.addEventListener("click", (e) => {

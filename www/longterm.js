@@ -5,7 +5,7 @@
 // the vector segment that answered it. Records live in the backend; the
 // page only remembers the last query and forget policy, to run them again
 // after a write. User content is only ever written with textContent.
-import { $, ui, state, showStatus, showError, badge, cell, renderStats } from "./page.js";
+import { $, ui, state, showStatus, showError, badge, cell, renderStats, needsInput } from "./page.js";
 
 const L = {
   panel: $("longterm"),
@@ -19,8 +19,10 @@ const L = {
   topics: $("ltm-topics"),
   type: $("ltm-type"),
   pinned: $("ltm-pinned"),
+  add: $("ltm-add"),
   searchForm: $("ltm-search-form"),
   query: $("ltm-query"),
+  search: $("ltm-search"),
   modes: [$("ltm-mode-semantic"), $("ltm-mode-keyword"), $("ltm-mode-hybrid")],
   alpha: $("ltm-alpha"),
   alphaValue: $("ltm-alpha-value"),
@@ -75,6 +77,9 @@ const ltm = {
   ticket: 0, // bumped per search, so only the newest search renders
   last: null, // the last query searched on this backend, run again after each write
   lastPolicy: null, // the policy of the dry run shown, run again after each write
+  // The forms' main buttons wait for a typed value (page.js needsInput); set by wireLongTerm.
+  addReady: () => true,
+  searchReady: () => true,
 };
 
 // ---------------------------------------------------------------------------
@@ -321,6 +326,7 @@ async function add(live) {
     return;
   }
   L.text.value = "";
+  ltm.addReady();
   ltmStatus(live, `Added memory ${r.created[0]}.`, "ok");
 }
 
@@ -403,8 +409,12 @@ export async function openLongTerm() {
 }
 
 export function wireLongTerm() {
+  // An empty box only shows a placeholder: the buttons wait for something typed.
+  ltm.addReady = needsInput(L.add, () => (L.text.value === "" ? "Type the memory's text to add it." : null));
+  ltm.searchReady = needsInput(L.search, () => (L.query.value === "" ? "Type a query to search." : null));
   L.addForm.addEventListener("submit", (e) => {
     e.preventDefault();
+    if (!ltm.addReady()) return;
     runLtm(add);
   });
   L.text.addEventListener("keydown", (e) => {
@@ -413,12 +423,13 @@ export function wireLongTerm() {
   L.samples.addEventListener("click", () => runLtm(loadSamples));
   L.searchForm.addEventListener("submit", (e) => {
     e.preventDefault();
+    if (!ltm.searchReady()) return;
     runLtm(runSearch);
   });
-  // Once results are shown, a new mode or fusion searches again at once.
+  // Once results are shown, a new mode or fusion searches again at once (with a query typed).
   const researchIfShown = () => {
     syncModeControls();
-    if (ltm.last) runLtm(runSearch);
+    if (ltm.last && ltm.searchReady()) runLtm(runSearch);
   };
   for (const r of L.modes) r.addEventListener("change", researchIfShown);
   L.rrf.addEventListener("change", researchIfShown);

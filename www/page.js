@@ -15,6 +15,7 @@ export const ui = {
   createForm: $("create-form"),
   sessionIdInput: $("session-id-input"),
   ttlInput: $("ttl-input"),
+  createSession: $("create-session"),
   refresh: $("refresh-sessions"),
   sessionCount: $("session-count"),
   sessionList: $("session-list"),
@@ -37,6 +38,7 @@ export const ui = {
   messageForm: $("message-form"),
   messageRole: $("message-role"),
   messageContent: $("message-content"),
+  addMessage: $("add-message"),
   pkgVersion: $("pkg-version"),
   storeStats: $("store-stats"),
   workerInfo: $("worker-info"),
@@ -55,6 +57,7 @@ export const ui = {
     accountAsset: $("account-asset-input"),
     accountFlags: $("account-flags-input"),
     accountMax: $("account-max-input"),
+    accountCreate: $("account-create"),
     transferForm: $("transfer-form"),
     transferId: $("transfer-id"),
     newId: $("transfer-new-id"),
@@ -63,6 +66,7 @@ export const ui = {
     amount: $("transfer-amount"),
     pending: $("transfer-pending"),
     timeout: $("transfer-timeout"),
+    transferSubmit: $("transfer-submit"),
     results: $("ledger-results"),
     resultCount: $("ledger-result-count"),
     clearResults: $("ledger-clear-results"),
@@ -117,6 +121,39 @@ export function showError(err, el = ui.status) {
   el.className = "status status-error";
   el.dataset.code = code;
   console.warn("edgemem demo:", err); // a warning: the page handled it
+}
+
+/**
+ * The page's one rule for a form's main button: while the form lacks what
+ * only the user can give (an empty box that merely shows a placeholder, no
+ * account to pick yet), the button is disabled and a one-line hint beside it
+ * says what to do. An empty box is thus never sent just to be refused;
+ * anything typed, even blanks, is still sent, and the Rust side judges it.
+ *
+ * `missing()` returns the hint, or null when the button can act. It is
+ * checked on every input and change in the button's form. Returns `ready()`,
+ * which checks again and says whether the button can act: call it after
+ * changing the form from script, and first thing in the submit handler,
+ * since `requestSubmit()` (Ctrl+Enter) does not look at the disabled button.
+ */
+export function needsInput(button, missing) {
+  const hint = document.createElement("span");
+  hint.id = `${button.id}-hint`;
+  hint.dataset.testid = hint.id;
+  hint.className = "muted hint needs-input";
+  button.setAttribute("aria-describedby", hint.id);
+  button.after(hint);
+  const ready = () => {
+    const why = missing();
+    button.disabled = why !== null;
+    hint.hidden = why === null;
+    hint.textContent = why ?? "";
+    return why === null;
+  };
+  button.form.addEventListener("input", ready);
+  button.form.addEventListener("change", ready);
+  ready();
+  return ready;
 }
 
 export function formatTime(rfc3339) {

@@ -174,7 +174,10 @@ test("Worker API backend: create, append, survive a reload", { timeout: TEST_TIM
     await addMessage(page, "user", "hello from the worker test");
     await message(page, "hello from the worker test").waitFor();
 
+    // An empty box is not sent (the button waits for input); blank content is, and is refused.
     await page.fill("#message-content", "");
+    assert.equal(await page.isDisabled("#add-message"), true);
+    await page.fill("#message-content", "   ");
     await page.click("#add-message");
     await page.locator('#status.status-error[data-code="invalid_input"]').waitFor();
 

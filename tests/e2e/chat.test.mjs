@@ -202,10 +202,16 @@ async function scenario(page, id, gaugeSource) {
   return turns;
 }
 
-/** An id the backend refuses is a typed error and leaves the open chat alone. */
+/**
+ * An empty box is not sent: Open waits for an id. An id the backend refuses
+ * is a typed error and leaves the open chat alone.
+ */
 async function refuseEmptyId(page) {
   const shown = await snapshot(page);
   await page.fill("#chat-session", "");
+  assert.equal(await page.isDisabled("#chat-open"), true);
+  await page.locator("#chat-open-hint").waitFor();
+  await page.fill("#chat-session", "..");
   await page.click("#chat-open");
   await chatIdle(page);
   await page.locator('#chat-status.status-error[data-code="invalid_input"]').waitFor();

@@ -140,14 +140,21 @@ async function dryRun(page) {
 async function scenario(page) {
   assert.equal(await count(page), 0);
 
-  // Bad input: an empty text is refused with a typed error and stores nothing.
+  // An empty text is not sent: Add waits for one. Bad input is refused with a
+  // typed error and stores nothing.
   await page.fill("#ltm-text", "");
+  assert.equal(await page.isDisabled("#ltm-add"), true);
+  await page.fill("#ltm-text", "Sam likes green tea");
+  await page.fill("#ltm-user", "sam/alex");
   await page.fill("#ltm-topics", "travel");
   await page.click("#ltm-add");
   await idle(page);
-  await page.locator('#ltm-status.status-error[data-code="invalid_input"]', { hasText: "text" }).waitFor();
+  await page.locator('#ltm-status.status-error[data-code="invalid_input"]', { hasText: "user_id" }).waitFor();
   assert.equal(await count(page), 0);
   assert.equal(await page.inputValue("#ltm-topics"), "travel", "the form keeps what was typed");
+  assert.equal(await page.inputValue("#ltm-text"), "Sam likes green tea", "the form keeps what was typed");
+  await page.fill("#ltm-text", "");
+  await page.fill("#ltm-user", "");
   await page.fill("#ltm-topics", "");
 
   await page.click("#ltm-samples");
@@ -197,8 +204,11 @@ async function scenario(page) {
   assert.equal(episodic.length, 2);
   for (const r of episodic) assert.equal(r.memoryType, "episodic", r.text);
 
-  // A bad query is a typed error that leaves the table as it was.
+  // An empty query is not sent: Search waits for one. A blank query is sent,
+  // and is a typed error that leaves the table as it was.
   await page.fill("#ltm-query", "");
+  assert.equal(await page.isDisabled("#ltm-search"), true);
+  await page.fill("#ltm-query", "   ");
   await page.click("#ltm-search");
   await idle(page);
   await page.locator('#ltm-status.status-error[data-code="invalid_input"]').waitFor();
