@@ -48,9 +48,13 @@ test-wasm:
 	$(WASM_TEST_ENV) CHROMEDRIVER=/usr/bin/chromedriver WASM_BINDGEN_USE_BROWSER=1 \
 	  cargo test --release --target wasm32-unknown-unknown --features wasm --test wasm_browser
 
+# The consumer type-checks strictly without the DOM lib, under both module
+# resolutions; tests/packaging/ installs the packed tarball (a Vite app in
+# Chromium, dev server and production build; the manifest and licenses).
 test-js:
-	node_modules/.bin/tsc -p tests/consumer/tsconfig.json
-	$(NODE_TEST) tests/js/
+	node_modules/.bin/tsc -p tests/consumer/tsconfig.bundler.json
+	node_modules/.bin/tsc -p tests/consumer/tsconfig.nodenext.json
+	$(NODE_TEST) tests/js/ tests/packaging/
 
 test-worker:
 	$(NODE_TEST) tests/worker/ tests/workerd/

