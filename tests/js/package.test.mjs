@@ -69,6 +69,10 @@ test("IndexedDB store persists across close and reopen (fake-indexeddb)", async 
   db2.close();
 });
 
+test("IndexedDBStore where there is no IndexedDB is a typed storage_error, not a plain Error", async () => {
+  await rejectsWith(IndexedDBStore.open("nowhere", { indexedDB: null }), "storage_error");
+});
+
 test("a mutating call resolves only after the store's put resolved", async () => {
   const inner = plainStore();
   let release;
