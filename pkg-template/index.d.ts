@@ -1,6 +1,7 @@
 // Hand-written types for the public API (the wasm-bindgen types of the core
 // are internal). Field names of sessions follow Agent Memory Server's JSON.
 
+// <generated ErrorCode: tests/registry.rs writes this block; do not edit>
 /** Stable error codes; `EdgememError.code` is one of these. */
 export type ErrorCode =
   | "invalid_json"
@@ -8,6 +9,7 @@ export type ErrorCode =
   | "payload_too_large"
   | "limit_exceeded"
   | "not_found"
+  | "hook_failed"
   | "unauthorized"
   | "method_not_allowed"
   | "snapshot_corrupt"
@@ -15,13 +17,46 @@ export type ErrorCode =
   | "log_corrupt"
   | "storage_error"
   | "store_unsuitable"
+  | "encoding_not_loaded"
   | "internal"
   | "asset_exists_with_different_scale"
   | "account_exists_with_different_fields"
   | "intent_completed_with_different_outcome"
   | "intent_open"
-  | TransferResultCode;
+  | "compaction_stale"
+  | "dimension_mismatch"
+  | "non_finite"
+  | "zero_vector"
+  | "tool_not_allowed"
+  | "prompt_rejected"
+  | "exists_with_different_debit_account"
+  | "exists_with_different_credit_account"
+  | "exists_with_different_amount"
+  | "exists_with_different_flags"
+  | "exists_with_different_timeout"
+  | "exists_with_different_metadata"
+  | "linked_event_failed"
+  | "linked_event_chain_open"
+  | "accounts_must_be_different"
+  | "debit_account_not_found"
+  | "credit_account_not_found"
+  | "accounts_must_have_the_same_asset"
+  | "timeout_reserved_for_pending_transfer"
+  | "exceeds_credits"
+  | "exceeds_debits"
+  | "exceeds_max_transfer"
+  | "overflows_debits"
+  | "overflows_credits"
+  | "ledger_full"
+  | "pending_transfer_not_found"
+  | "pending_transfer_not_pending"
+  | "pending_transfer_already_posted"
+  | "pending_transfer_already_voided"
+  | "pending_transfer_expired"
+  | "exceeds_pending_transfer_amount";
+// </generated ErrorCode>
 
+// <generated TransferResultCode: tests/registry.rs writes this block; do not edit>
 /** Per-transfer results (TigerBeetle's names where one exists). */
 export type TransferResultCode =
   | "created"
@@ -51,6 +86,7 @@ export type TransferResultCode =
   | "pending_transfer_already_voided"
   | "pending_transfer_expired"
   | "exceeds_pending_transfer_amount";
+// </generated TransferResultCode>
 
 export class EdgememError extends Error {
   readonly name: "EdgememError";

@@ -71,7 +71,7 @@ pub fn status_of(err: &Error) -> u16 {
         Error::MethodNotAllowed { .. } => 405,
         Error::PayloadTooLarge { .. } => 413,
         Error::InvalidInput { .. } | Error::LimitExceeded { .. } => 422,
-        Error::Storage { .. } => 503,
+        Error::Storage { .. } | Error::EncodingNotLoaded { .. } => 503,
         Error::SnapshotCorrupt { .. }
         | Error::SchemaVersionUnsupported { .. }
         | Error::LogCorrupt { .. }

@@ -39,7 +39,7 @@ pub struct Offline;
 
 impl Services for Offline {
     fn encoding(&self, name: EncodingName) -> LocalBoxFuture<'_, Result<Rc<Encoding>>> {
-        Box::pin(async move { Err(Error::StoreUnsuitable { detail: format!("no {} ranks on this host", name.as_str()) }) })
+        Box::pin(async move { Err(Error::EncodingNotLoaded { encoding: name.as_str().to_owned() }) })
     }
 
     fn summarize<'a>(&'a self, _: &'a [Message], _: Option<&'a str>, _: usize) -> Option<LocalBoxFuture<'a, Result<String>>> {
@@ -102,7 +102,7 @@ pub async fn counter_for(services: &dyn Services, model: Option<&str>) -> Result
         Counting::Exact(name) => match services.encoding(name).await {
             Ok(enc) => Ok(ModelCounter::Exact(enc, count_cache(name))),
             // A host with no rank tables at all (see [`Offline`]) estimates.
-            Err(Error::StoreUnsuitable { .. }) => Ok(ModelCounter::Estimate),
+            Err(Error::EncodingNotLoaded { .. }) => Ok(ModelCounter::Estimate),
             Err(e) => Err(e),
         },
         Counting::Estimate | Counting::Custom => Ok(ModelCounter::Estimate),

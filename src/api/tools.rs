@@ -9,7 +9,7 @@ use serde_json::{json, Map, Value};
 use crate::api::agents::tool_cache_get;
 use crate::api::working_memory;
 use crate::core::engine::{Applied, Op};
-use crate::core::error::{Error, Result};
+use crate::core::error::{Error, Result, Rejection, RuleCode};
 use crate::core::session::{validate_id, validate_json_object};
 use crate::core::time::{format_rfc3339, Millis};
 use crate::core::limits;
@@ -99,7 +99,7 @@ pub async fn resolve<B: Backend>(store: &Store<B>, call: Call, now: Millis, rand
         validate_id("agent_id", agent)?;
         let allowed = store.read(|e| e.agent(agent).is_none_or(|c| c.tool_allowed(spec.name))).await?;
         if !allowed {
-            return Err(Error::Rejected { code: "tool_not_allowed", id: spec.name.to_owned() });
+            return Err(Error::Rejected { code: Rejection::Rule(RuleCode::ToolNotAllowed), id: spec.name.to_owned() });
         }
     }
     let arguments = match call.arguments {

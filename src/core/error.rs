@@ -7,6 +7,91 @@
 
 use std::fmt;
 
+use crate::core::ledger::TransferResult;
+
+/// Declares a closed set of error codes: an enum whose variants each have one
+/// stable snake_case code, with `as_str` and `ALL` (for the registry that
+/// `index.d.ts` is generated from).
+macro_rules! codes {
+    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident => $code:literal,)* }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum $name { $($(#[$vmeta])* $variant,)* }
+
+        impl $name {
+            /// Every variant, in declaration order.
+            pub const ALL: &'static [$name] = &[$($name::$variant,)*];
+
+            /// The stable snake_case code.
+            pub fn as_str(self) -> &'static str {
+                match self { $($name::$variant => $code,)* }
+            }
+        }
+    };
+}
+pub(crate) use codes;
+
+codes! {
+    /// Why an [`Error::Conflict`]: the id exists with other fields, or a
+    /// state change conflicts with an earlier one. HTTP 409.
+    ConflictCode {
+        /// An asset code exists with another scale.
+        AssetExistsWithDifferentScale => "asset_exists_with_different_scale",
+        /// An account id exists with other fields.
+        AccountExistsWithDifferentFields => "account_exists_with_different_fields",
+        /// An execute-once intent was completed with another outcome.
+        IntentCompletedWithDifferentOutcome => "intent_completed_with_different_outcome",
+        /// An execute-once intent began and has no outcome yet (the process
+        /// may have died mid-call): verify it, then complete it. Raised by
+        /// the JS `executeOnce`.
+        IntentOpen => "intent_open",
+        /// A session changed between a compaction's plan and its apply.
+        CompactionStale => "compaction_stale",
+    }
+}
+
+codes! {
+    /// Why an [`Error::InvalidVector`]. HTTP 422.
+    VectorCode {
+        /// Wrong length for the namespace or index, or rows that do not split.
+        DimensionMismatch => "dimension_mismatch",
+        /// A NaN, an infinity, or a component so large a dot product overflows.
+        NonFinite => "non_finite",
+        /// All zeros under the cosine metric.
+        ZeroVector => "zero_vector",
+    }
+}
+
+codes! {
+    /// Why an [`Error::Rejected`] that is not a transfer result. HTTP 422.
+    RuleCode {
+        /// The agent's tool allow-list does not name the tool.
+        ToolNotAllowed => "tool_not_allowed",
+        /// A prompt validator refused a new system prompt. Raised by the JS
+        /// `AgentConfig.setPrompt`.
+        PromptRejected => "prompt_rejected",
+    }
+}
+
+/// What refused an operation: a ledger rule (a transfer result) or another rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Rejection {
+    /// A transfer result other than `created`/`exists`.
+    Transfer(TransferResult),
+    /// Any other rule.
+    Rule(RuleCode),
+}
+
+impl Rejection {
+    /// The stable snake_case code.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Rejection::Transfer(r) => r.as_str(),
+            Rejection::Rule(r) => r.as_str(),
+        }
+    }
+}
+
 /// Result alias used across the crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -29,16 +114,13 @@ pub enum Error {
     /// The addressed object does not exist (or has expired). HTTP 404.
     NotFound { kind: String, id: String },
     /// The id exists with different fields, or a state change conflicts with
-    /// an earlier one (`code` says which, e.g.
-    /// `account_exists_with_different_fields`). HTTP 409.
-    Conflict { code: &'static str, id: String },
-    /// A ledger rule refused the operation (`code` is a transfer result such
-    /// as `exceeds_credits` or `pending_transfer_already_posted`). HTTP 422.
-    Rejected { code: &'static str, id: String },
-    /// A vector was refused: `code` is `dimension_mismatch` (wrong length
-    /// for the namespace), `non_finite` (a NaN or infinite component) or
-    /// `zero_vector` (all zeros under the cosine metric). HTTP 422.
-    InvalidVector { code: &'static str, detail: String },
+    /// an earlier one (`code` says which). HTTP 409.
+    Conflict { code: ConflictCode, id: String },
+    /// A rule refused the operation: a ledger rule (`code` is a transfer
+    /// result such as `exceeds_credits`) or another ([`RuleCode`]). HTTP 422.
+    Rejected { code: Rejection, id: String },
+    /// A vector was refused ([`VectorCode`] says why). HTTP 422.
+    InvalidVector { code: VectorCode, detail: String },
     /// A caller-supplied hook (summarizer, embedder, validator) threw, timed
     /// out, or returned something unusable. Nothing was changed. HTTP 502.
     HookFailed { hook: String, reason: String },
@@ -62,6 +144,10 @@ pub enum Error {
     /// example Workers KV, which is eventually consistent, as the primary
     /// store of an op log).
     StoreUnsuitable { detail: String },
+    /// A token encoding's ranks are not loaded on this host (load them with
+    /// `Tokenizer.load`, or serve the rank assets). Where a count may be
+    /// estimated instead, edgemem estimates rather than answer this. HTTP 503.
+    EncodingNotLoaded { encoding: String },
     /// An invariant of edgemem itself was broken. This is a bug; please
     /// report it. HTTP 500.
     Internal { detail: String },
@@ -76,8 +162,9 @@ impl Error {
             Error::PayloadTooLarge { .. } => "payload_too_large",
             Error::LimitExceeded { .. } => "limit_exceeded",
             Error::NotFound { .. } => "not_found",
-            Error::Conflict { code, .. } | Error::Rejected { code, .. } => code,
-            Error::InvalidVector { code, .. } => code,
+            Error::Conflict { code, .. } => code.as_str(),
+            Error::Rejected { code, .. } => code.as_str(),
+            Error::InvalidVector { code, .. } => code.as_str(),
             Error::HookFailed { .. } => "hook_failed",
             Error::Unauthorized => "unauthorized",
             Error::MethodNotAllowed { .. } => "method_not_allowed",
@@ -86,6 +173,7 @@ impl Error {
             Error::LogCorrupt { .. } => "log_corrupt",
             Error::Storage { .. } => "storage_error",
             Error::StoreUnsuitable { .. } => "store_unsuitable",
+            Error::EncodingNotLoaded { .. } => "encoding_not_loaded",
             Error::Internal { .. } => "internal",
         }
     }
@@ -106,8 +194,41 @@ impl Error {
     }
 
     /// Shorthand for [`Error::Conflict`].
-    pub fn conflict(code: &'static str, id: impl Into<String>) -> Error {
+    pub fn conflict(code: ConflictCode, id: impl Into<String>) -> Error {
         Error::Conflict { code, id: id.into() }
+    }
+
+    /// Shorthand for [`Error::InvalidVector`].
+    pub fn vector(code: VectorCode, detail: impl Into<String>) -> Error {
+        Error::InvalidVector { code, detail: detail.into() }
+    }
+
+    /// Every code [`Error::code`] can return, and the JS layer may raise, in
+    /// a stable order: the closed set `index.d.ts`'s `ErrorCode` is
+    /// generated from (`tests/registry.rs`).
+    pub fn codes() -> Vec<&'static str> {
+        let mut all = vec![
+            "invalid_json",
+            "invalid_input",
+            "payload_too_large",
+            "limit_exceeded",
+            "not_found",
+            "hook_failed",
+            "unauthorized",
+            "method_not_allowed",
+            "snapshot_corrupt",
+            "schema_version_unsupported",
+            "log_corrupt",
+            "storage_error",
+            "store_unsuitable",
+            "encoding_not_loaded",
+            "internal",
+        ];
+        all.extend(ConflictCode::ALL.iter().map(|c| c.as_str()));
+        all.extend(VectorCode::ALL.iter().map(|c| c.as_str()));
+        all.extend(RuleCode::ALL.iter().map(|c| c.as_str()));
+        all.extend(TransferResult::ALL.iter().filter(|r| !r.is_ok()).map(|r| r.as_str()));
+        all
     }
 
     /// Shorthand for [`Error::Storage`].
@@ -126,9 +247,9 @@ impl fmt::Display for Error {
             }
             Error::LimitExceeded { what, limit } => write!(f, "{what} would exceed the limit of {limit}"),
             Error::NotFound { kind, id } => write!(f, "{kind} not found: {id}"),
-            Error::Conflict { code, id } => write!(f, "{id}: {}", code.replace('_', " ")),
-            Error::Rejected { code, id } => write!(f, "{id}: {}", code.replace('_', " ")),
-            Error::InvalidVector { code, detail } => write!(f, "invalid vector ({}): {detail}", code.replace('_', " ")),
+            Error::Conflict { code, id } => write!(f, "{id}: {}", code.as_str().replace('_', " ")),
+            Error::Rejected { code, id } => write!(f, "{id}: {}", code.as_str().replace('_', " ")),
+            Error::InvalidVector { code, detail } => write!(f, "invalid vector ({}): {detail}", code.as_str().replace('_', " ")),
             Error::HookFailed { hook, reason } => write!(f, "{hook} hook failed: {reason}; nothing was changed"),
             Error::Unauthorized => write!(f, "missing or invalid bearer token"),
             Error::MethodNotAllowed { method } => write!(f, "method {method} is not allowed on this route"),
@@ -140,6 +261,7 @@ impl fmt::Display for Error {
             Error::LogCorrupt { seq, reason } => write!(f, "op log record {seq} is corrupt: {reason}"),
             Error::Storage { detail } => write!(f, "storage failed: {detail}"),
             Error::StoreUnsuitable { detail } => write!(f, "store unsuitable: {detail}"),
+            Error::EncodingNotLoaded { encoding } => write!(f, "the {encoding} ranks are not loaded here (Tokenizer.load)"),
             Error::Internal { detail } => write!(f, "internal error (a bug in edgemem): {detail}"),
         }
     }
@@ -159,7 +281,7 @@ mod tests {
             Error::too_large("body", 2, 1),
             Error::LimitExceeded { what: "x".into(), limit: 1 },
             Error::not_found("session", "s"),
-            Error::InvalidVector { code: "dimension_mismatch", detail: String::new() },
+            Error::vector(VectorCode::DimensionMismatch, ""),
             Error::HookFailed { hook: "summarizer".into(), reason: String::new() },
             Error::Unauthorized,
             Error::MethodNotAllowed { method: "PATCH".into() },
@@ -168,9 +290,14 @@ mod tests {
             Error::LogCorrupt { seq: 1, reason: String::new() },
             Error::storage("x"),
             Error::StoreUnsuitable { detail: String::new() },
+            Error::EncodingNotLoaded { encoding: "o200k_base".into() },
             Error::Internal { detail: String::new() },
         ];
-        let mut codes: Vec<&str> = all.iter().map(Error::code).collect();
+        let registry = Error::codes();
+        for e in &all {
+            assert!(registry.contains(&e.code()), "{} is missing from Error::codes()", e.code());
+        }
+        let mut codes = registry.clone();
         assert!(codes.iter().all(|c| c.chars().all(|ch| ch.is_ascii_lowercase() || ch == '_')));
         codes.sort_unstable();
         let n = codes.len();

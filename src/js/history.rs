@@ -42,7 +42,7 @@ fn hook_failed(reason: String) -> Error {
 impl Services for JsServices {
     fn encoding(&self, name: EncodingName) -> LocalBoxFuture<'_, Result<Rc<Encoding>>> {
         Box::pin(async move {
-            super::tokenizer::loaded(name).ok_or_else(|| Error::StoreUnsuitable { detail: format!("{} is not loaded (Tokenizer.load)", name.as_str()) })
+            super::tokenizer::loaded(name).ok_or_else(|| Error::EncodingNotLoaded { encoding: name.as_str().to_owned() })
         })
     }
 

@@ -7,7 +7,7 @@ use wasm_bindgen::prelude::*;
 use super::history::{optional_fn, JsServices};
 use super::{check_body, json_text, promise, random_bits, to_js_error, MemoryCore};
 use crate::api::{self, longterm, Ctx};
-use crate::core::error::Error;
+use crate::core::error::{Error, VectorCode};
 use crate::core::limits;
 
 #[wasm_bindgen]
@@ -27,7 +27,7 @@ impl MemoryCore {
                 Some(flat) => {
                     let n = memories.len().max(1);
                     if flat.len() % n != 0 || flat.is_empty() {
-                        return Err(to_js_error(&Error::InvalidVector { code: "dimension_mismatch", detail: format!("{} components do not split into {} vectors", flat.len(), memories.len()) }));
+                        return Err(to_js_error(&Error::InvalidVector { code: VectorCode::DimensionMismatch, detail: format!("{} components do not split into {} vectors", flat.len(), memories.len()) }));
                     }
                     let dim = flat.len() / n;
                     Some(flat.chunks(dim).map(<[f32]>::to_vec).collect())

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::Engine;
-use crate::core::error::{Error, Result};
+use crate::core::error::{ConflictCode, Error, Result};
 use crate::core::history::tool_cache::validate_tool_name;
 use crate::core::history::{AgentConfig, CachedResult, ToolCache};
 use crate::core::limits;
@@ -117,7 +117,7 @@ impl Engine {
             HistoryOp::Compact { session_id, count, through_id, summary } => {
                 let prev = self.live(session_id, now).ok_or_else(|| Error::not_found("session", session_id))?;
                 if *count == 0 || *count > prev.messages.len() || prev.messages[*count - 1].id != *through_id {
-                    return Err(Error::conflict("compaction_stale", session_id.clone()));
+                    return Err(Error::conflict(ConflictCode::CompactionStale, session_id.clone()));
                 }
                 if summary.trim().is_empty() || summary.len() > limits::CONTEXT_BYTES_MAX {
                     return Err(Error::invalid("summary", format!("must be 1 to {} bytes", limits::CONTEXT_BYTES_MAX)));

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::core::error::{Error, Result};
+use crate::core::error::{ConflictCode, Error, Result};
 use crate::core::limits;
 use crate::core::time::Millis;
 
@@ -79,7 +79,7 @@ impl super::Ledger {
         let intent = self.intents.get_mut(key).ok_or_else(|| Error::not_found("intent", key))?;
         match &intent.outcome {
             Some(o) if o == outcome => Ok(intent.clone()),
-            Some(_) => Err(Error::conflict("intent_completed_with_different_outcome", key)),
+            Some(_) => Err(Error::conflict(ConflictCode::IntentCompletedWithDifferentOutcome, key)),
             None => {
                 intent.outcome = Some(outcome.clone());
                 intent.completed_at = Some(now);

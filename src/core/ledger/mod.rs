@@ -26,11 +26,11 @@ use amount::Units;
 pub use intents::Intent;
 pub use journal::{Event, EventKind};
 pub use ops::{LedgerApplied, LedgerOp};
-pub use types::TransferRequest;
+pub use types::{TransferRequest, TransferResult};
 pub use snapshot::LedgerSnapshot;
-use types::{Account, AccountFlags, Asset, Difference, StatementLine, Transfer, TransferInput, TransferResult, TransferState};
+use types::{Account, AccountFlags, Asset, Difference, StatementLine, Transfer, TransferInput, TransferState};
 
-use crate::core::error::{Error, Result};
+use crate::core::error::{ConflictCode, Error, Result};
 use crate::core::limits;
 use crate::core::time::Millis;
 
@@ -83,7 +83,7 @@ impl Ledger {
             return Err(Error::invalid("scale", format!("must be 0 to {}", limits::ASSET_SCALE_MAX)));
         }
         if let Some(a) = self.assets.get(code) {
-            return if a.scale == scale { Ok(a.clone()) } else { Err(Error::conflict("asset_exists_with_different_scale", code)) };
+            return if a.scale == scale { Ok(a.clone()) } else { Err(Error::conflict(ConflictCode::AssetExistsWithDifferentScale, code)) };
         }
         if self.assets.len() >= limits::ASSETS_MAX {
             return Err(Error::LimitExceeded { what: "assets".into(), limit: limits::ASSETS_MAX as u64 });
@@ -106,7 +106,7 @@ impl Ledger {
             return if a.asset == asset && a.flags == flags && a.max_transfer == max_transfer {
                 Ok(a.clone())
             } else {
-                Err(Error::conflict("account_exists_with_different_fields", id))
+                Err(Error::conflict(ConflictCode::AccountExistsWithDifferentFields, id))
             };
         }
         if self.accounts.len() >= limits::ACCOUNTS_MAX {

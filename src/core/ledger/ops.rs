@@ -10,7 +10,7 @@ use super::amount::{parse_amount, Units};
 use super::intents::{validate_intent_json, Begun, Intent};
 use super::types::{Account, AccountFlags, Asset, Transfer, TransferInput, TransferRequest, TransferResult};
 use super::{validate_ledger_id, Ledger};
-use crate::core::error::{Error, Result};
+use crate::core::error::{Error, Rejection, Result};
 use crate::core::limits;
 use crate::core::time::Millis;
 
@@ -85,7 +85,7 @@ impl Ledger {
         match r {
             TransferResult::Created => Ok(LedgerApplied::Resolved(self.transfer(id).cloned().ok_or_else(|| Error::Internal { detail: "resolved transfer vanished".into() })?)),
             TransferResult::PendingTransferNotFound => Err(Error::not_found("transfer", id)),
-            other => Err(Error::Rejected { code: other.as_str(), id: id.to_owned() }),
+            other => Err(Error::Rejected { code: Rejection::Transfer(other), id: id.to_owned() }),
         }
     }
 

@@ -144,22 +144,7 @@ impl Transfer {
     }
 }
 
-macro_rules! result_codes {
-    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident => $code:literal,)* }) => {
-        $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-        pub enum $name { $($(#[$vmeta])* $variant,)* }
-
-        impl $name {
-            /// The stable snake_case code.
-            pub fn as_str(self) -> &'static str {
-                match self { $($name::$variant => $code,)* }
-            }
-        }
-    };
-}
-
-result_codes! {
+crate::core::error::codes! {
     /// The outcome of one transfer in a batch, or of a post/void. Codes are
     /// TigerBeetle's `CreateTransferResult` names where one exists.
     TransferResult {

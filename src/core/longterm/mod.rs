@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize};
 
-use crate::core::error::{Error, Result};
+use crate::core::error::{Error, Result, VectorCode};
 use crate::core::limits;
 use crate::core::ltm::record::{MemoryPatch, MemoryRecord};
 use crate::core::ltm::{Analyzer, Bm25Index, Bm25Params};
@@ -229,17 +229,17 @@ impl LongTerm {
     fn check_vector(&self, v: &[f32]) -> Result<()> {
         if let Some(d) = self.dim() {
             if v.len() != d {
-                return Err(Error::InvalidVector { code: "dimension_mismatch", detail: format!("this namespace holds {d}-dimensional vectors, got {}", v.len()) });
+                return Err(Error::InvalidVector { code: VectorCode::DimensionMismatch, detail: format!("this namespace holds {d}-dimensional vectors, got {}", v.len()) });
             }
         }
         if v.is_empty() || v.len() > limits::VECTOR_DIM_MAX {
-            return Err(Error::InvalidVector { code: "dimension_mismatch", detail: format!("vectors have 1 to {} components, got {}", limits::VECTOR_DIM_MAX, v.len()) });
+            return Err(Error::InvalidVector { code: VectorCode::DimensionMismatch, detail: format!("vectors have 1 to {} components, got {}", limits::VECTOR_DIM_MAX, v.len()) });
         }
         if let Some(i) = v.iter().position(|x| !x.is_finite() || x.abs() > limits::VECTOR_COMPONENT_ABS_MAX) {
-            return Err(Error::InvalidVector { code: "non_finite", detail: format!("component {i} is not a finite number of sane size") });
+            return Err(Error::InvalidVector { code: VectorCode::NonFinite, detail: format!("component {i} is not a finite number of sane size") });
         }
         if v.iter().all(|x| *x == 0.0) {
-            return Err(Error::InvalidVector { code: "zero_vector", detail: "cosine needs a vector with a direction".into() });
+            return Err(Error::InvalidVector { code: VectorCode::ZeroVector, detail: "cosine needs a vector with a direction".into() });
         }
         Ok(())
     }
@@ -263,7 +263,7 @@ impl LongTerm {
                 for (i, r) in records.iter().enumerate() {
                     r.record.validate().map_err(|e| prefix(&format!("memories[{i}]"), e))?;
                     if Some(r.vector.len()) != dim {
-                        return Err(Error::InvalidVector { code: "dimension_mismatch", detail: format!("memories[{i}] has {} dimensions, memories[0] {}", r.vector.len(), dim.unwrap_or(0)) });
+                        return Err(Error::InvalidVector { code: VectorCode::DimensionMismatch, detail: format!("memories[{i}] has {} dimensions, memories[0] {}", r.vector.len(), dim.unwrap_or(0)) });
                     }
                     self.check_vector(&r.vector).map_err(|e| prefix(&format!("memories[{i}].vector"), e))?;
                     if !seen.insert(r.record.id.as_str()) {

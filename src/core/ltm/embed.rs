@@ -14,7 +14,7 @@
 //! The function is fixed: [`EMBEDDER_NAME`] changes whenever any output
 //! would, because stored vectors must stay comparable with new queries.
 
-use crate::core::error::{Error, Result};
+use crate::core::error::{Error, Result, VectorCode};
 use crate::core::limits;
 use crate::core::ltm::hash::stable_hash;
 use crate::core::ltm::text::{Analyzer, TokenBuf};
@@ -81,7 +81,7 @@ impl Embedder {
     pub fn embed(&self, text: &str, out: &mut [f32]) -> Result<()> {
         if out.len() != self.dim {
             return Err(Error::InvalidVector {
-                code: "dimension_mismatch",
+                code: VectorCode::DimensionMismatch,
                 detail: format!("output has {} components, the embedder {}", out.len(), self.dim),
             });
         }

@@ -41,7 +41,7 @@ pub use distance::{dot_f32, dot_i8};
 pub use search::{Originals, Scratch};
 use search::How;
 
-use crate::core::error::{Error, Result};
+use crate::core::error::{Error, Result, VectorCode};
 use crate::core::limits;
 use distance::{norm, quantize};
 use segment::{Query, Segment, Vectors};
@@ -308,19 +308,19 @@ impl VectorIndex {
     /// infinite (or absurdly large) components, all zeros under cosine.
     fn check(&self, v: &[f32]) -> Result<()> {
         if v.len() != self.config.dim {
-            return Err(Error::InvalidVector { code: "dimension_mismatch", detail: format!("expected {} components, got {}", self.config.dim, v.len()) });
+            return Err(Error::InvalidVector { code: VectorCode::DimensionMismatch, detail: format!("expected {} components, got {}", self.config.dim, v.len()) });
         }
         if let Some(i) = v.iter().position(|x| !x.is_finite()) {
-            return Err(Error::InvalidVector { code: "non_finite", detail: format!("component {i} is not finite") });
+            return Err(Error::InvalidVector { code: VectorCode::NonFinite, detail: format!("component {i} is not finite") });
         }
         if let Some(i) = v.iter().position(|x| x.abs() > limits::VECTOR_COMPONENT_ABS_MAX) {
             return Err(Error::InvalidVector {
-                code: "non_finite",
+                code: VectorCode::NonFinite,
                 detail: format!("component {i} exceeds {:e}, so dot products would overflow", limits::VECTOR_COMPONENT_ABS_MAX),
             });
         }
         if self.config.metric == Metric::Cosine && v.iter().all(|x| *x == 0.0) {
-            return Err(Error::InvalidVector { code: "zero_vector", detail: "cosine needs a vector with a direction".into() });
+            return Err(Error::InvalidVector { code: VectorCode::ZeroVector, detail: "cosine needs a vector with a direction".into() });
         }
         Ok(())
     }
@@ -373,7 +373,7 @@ impl VectorIndex {
         let dim = self.config.dim;
         if Some(vectors.len()) != keys.len().checked_mul(dim) {
             return Err(Error::InvalidVector {
-                code: "dimension_mismatch",
+                code: VectorCode::DimensionMismatch,
                 detail: format!("{} keys need {} components of dimension {dim}, got {}", keys.len(), keys.len().saturating_mul(dim), vectors.len()),
             });
         }
