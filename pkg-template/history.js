@@ -2,10 +2,9 @@
 // wrappers over in-process API routes (`MemoryCore.call`), validated by the
 // same Rust code as the HTTP API.
 import { EdgememError, checkCount, checkId, invalid, toJson } from "./util.js";
+import { LIMITS } from "./limits.js";
 
-/** Default summarizer timeout, as in the Rust limits. */
-export const SUMMARIZER_TIMEOUT_MS_DEFAULT = 30_000;
-const SUMMARIZER_TIMEOUT_MS_MAX = 300_000;
+const { SUMMARIZER_TIMEOUT_MS_DEFAULT, SUMMARIZER_TIMEOUT_MS_MAX } = LIMITS;
 
 /**
  * Adapts the user's `async (turns, previousSummary, {tokensMax}) => string`

@@ -88,6 +88,141 @@ export type TransferResultCode =
   | "exceeds_pending_transfer_amount";
 // </generated TransferResultCode>
 
+// <generated LIMITS: tests/registry.rs writes this block; do not edit>
+/** Every bound edgemem enforces, by its Rust name (units last); see `src/core/limits.rs`. */
+export const LIMITS: {
+  readonly REQUEST_BODY_BYTES_DEFAULT: 1048576;
+  readonly REQUEST_BODY_BYTES_CEILING: 1900000;
+  readonly ID_BYTES_MAX: 256;
+  readonly ROLE_BYTES_MAX: 32;
+  readonly MESSAGE_CONTENT_BYTES_MAX: 262144;
+  readonly CONTEXT_BYTES_MAX: 262144;
+  readonly SESSION_DATA_BYTES_MAX: 262144;
+  readonly JSON_DEPTH_MAX: 32;
+  readonly SESSION_MESSAGES_MAX: 10000;
+  readonly SESSION_MEMORIES_MAX: 1000;
+  readonly APPEND_MESSAGES_MAX: 1000;
+  readonly SESSIONS_MAX: 100000;
+  readonly SESSION_LIST_LIMIT_MAX: 100;
+  readonly SESSION_LIST_LIMIT_DEFAULT: 20;
+  readonly TTL_SECONDS_MAX: 315360000;
+  readonly LOG_RECORD_BYTES_MAX: 1950000;
+  readonly SNAPSHOT_CHUNK_BYTES_DEFAULT: 1048576;
+  readonly SNAPSHOT_CHUNK_BYTES_MAX: 2000000;
+  readonly SNAPSHOT_CHUNK_BYTES_MIN: 64;
+  readonly SNAPSHOT_BYTES_MAX: 100663296;
+  readonly SNAPSHOT_CHUNKS_MAX: 1572865;
+  readonly SNAPSHOT_EVERY_OPS_DEFAULT: 1000;
+  readonly SNAPSHOT_EVERY_OPS_MAX: 100000;
+  readonly RECOVERY_LOG_RECORDS_MAX: 200000;
+  readonly RECOVERY_LOG_PAGE_RECORDS: 16;
+  readonly STORE_REPAIR_PAGE_KEYS: 16;
+  readonly STORE_REPAIR_KEYS_MAX: 16384;
+  readonly KV_LIST_PAGES_MAX: 1000;
+  readonly DELETE_BATCH_KEYS_MAX: 128;
+  readonly AMOUNT_DIGITS_MAX: 28;
+  readonly ASSET_SCALE_MAX: 18;
+  readonly LEDGER_ID_BYTES_MAX: 128;
+  readonly ASSETS_MAX: 1000;
+  readonly ACCOUNTS_MAX: 1000000;
+  readonly TRANSFERS_MAX: 5000000;
+  readonly TRANSFER_BATCH_MAX: 8000;
+  readonly TRANSFER_METADATA_BYTES_MAX: 4096;
+  readonly PENDING_TIMEOUT_SECONDS_MAX: 2592000;
+  readonly HISTORY_LIMIT_MAX: 1000;
+  readonly STATEMENT_LINES_MAX: 10000;
+  readonly INTENTS_MAX: 100000;
+  readonly INTENT_JSON_BYTES_MAX: 65536;
+  readonly TOKENIZER_INPUT_BYTES_MAX: 16777216;
+  readonly WINDOW_TOKENS_MAX: 10000000;
+  readonly SLOT_PRIORITY_MAX: 10;
+  readonly SLOTS_MAX: 1000;
+  readonly MESSAGE_OVERHEAD_TOKENS_MAX: 64;
+  readonly MESSAGE_OVERHEAD_TOKENS_DEFAULT: 3;
+  readonly SUMMARIZE_AT_PERCENT_DEFAULT: 70;
+  readonly KEEP_RECENT_PERCENT_DEFAULT: 40;
+  readonly SUMMARY_PERCENT_DEFAULT: 10;
+  readonly HISTORY_WINDOW_TOKENS_MIN: 64;
+  readonly SUMMARY_TOKENS_DEFAULT_MAX: 2048;
+  readonly SUMMARY_SENTENCES_MAX: 4096;
+  readonly SUMMARY_TURN_BYTES_MAX: 4096;
+  readonly ARCHIVED_MESSAGES_MAX: 100000;
+  readonly ARCHIVE_PAGE_LIMIT_MAX: 1000;
+  readonly SUMMARIZER_TIMEOUT_MS_DEFAULT: 30000;
+  readonly SUMMARIZER_TIMEOUT_MS_MAX: 300000;
+  readonly TOOL_CACHE_ENTRIES_MAX: 1000;
+  readonly TOOL_RESULT_BYTES_MAX: 65536;
+  readonly TOOL_ARGS_BYTES_MAX: 16384;
+  readonly TOOL_NAME_BYTES_MAX: 64;
+  readonly TOOL_CACHE_TTL_SECONDS_MAX: 86400;
+  readonly TOOL_CACHE_TTL_SECONDS_DEFAULT: 300;
+  readonly TOOL_TTLS_MAX: 256;
+  readonly AGENTS_MAX: 10000;
+  readonly PROMPT_BYTES_MAX: 65536;
+  readonly PROMPT_NOTE_BYTES_MAX: 1024;
+  readonly PROMPT_VERSIONS_MAX: 100;
+  readonly PATCH_BYTES_MAX: 16384;
+  readonly PATCHES_MAX: 100;
+  readonly GLOB_BYTES_MAX: 1024;
+  readonly TOOLS_ALLOWED_MAX: 256;
+  readonly PROMPT_MEMORIES_MAX: 100;
+  readonly COUNT_CACHE_TEXT_BYTES_MIN: 32;
+  readonly COUNT_CACHE_ENTRIES_MAX: 200000;
+  readonly VECTOR_DIM_MAX: 4096;
+  readonly VECTOR_POINTS_MAX: 1000000;
+  readonly VECTOR_ROWS_MAX: 2000000;
+  readonly VECTOR_BATCH_POINTS_MAX: 100000;
+  readonly VECTOR_COMPONENT_ABS_MAX: 999999986991104;
+  readonly VECTOR_K_MAX: 100;
+  readonly VECTOR_EF_MAX: 1000;
+  readonly VECTOR_EF_SEARCH_DEFAULT: 64;
+  readonly VECTOR_EF_CONSTRUCTION_DEFAULT: 100;
+  readonly VECTOR_LINKS_MAX: 64;
+  readonly VECTOR_LINKS_DEFAULT: 32;
+  readonly VECTOR_SEAL_POINTS_DEFAULT: 4096;
+  readonly VECTOR_SEAL_POINTS_MIN: 64;
+  readonly VECTOR_SEGMENT_POINTS_MAX: 65536;
+  readonly VECTOR_FILTER_EXACT_KEYS_MAX: 8192;
+  readonly VECTOR_FILTER_VISITS_PER_EF: 64;
+  readonly VECTOR_RERANK_OVERSAMPLE: 4;
+  readonly VECTOR_TOMBSTONE_PERCENT_MAX: 30;
+  readonly LTM_RECORDS_MAX: 200000;
+  readonly LTM_CREATE_BATCH_MAX: 500;
+  readonly LTM_DELETE_BATCH_MAX: 1000;
+  readonly LTM_SEARCH_OFFSET_MAX: 99;
+  readonly LTM_HYBRID_DEPTH_FACTOR: 5;
+  readonly LTM_HYBRID_DEPTH_MIN: 50;
+  readonly LTM_COMPACT_WORK_POINTS_PER_WRITE: 2048;
+  readonly MEMORY_TEXT_BYTES_MAX: 262144;
+  readonly MEMORY_TAGS_MAX: 64;
+  readonly MEMORY_TAG_BYTES_MAX: 256;
+  readonly MEMORY_EXTRACTED_FROM_MAX: 1000;
+  readonly MEMORY_METADATA_BYTES_MAX: 16384;
+  readonly MEMORY_STRATEGY_BYTES_MAX: 64;
+  readonly QUERY_TEXT_BYTES_MAX: 16384;
+  readonly QUERY_TERMS_MAX: 256;
+  readonly BM25_DOCS_MAX: 10000000;
+  readonly KEYWORD_RESULTS_MAX: 10000;
+  readonly BM25_K1_DEFAULT: 1.2000000476837158;
+  readonly BM25_B_DEFAULT: 0.75;
+  readonly BM25_K1_MAX: 10;
+  readonly FILTER_VALUES_MAX: 256;
+  readonly FILTER_VALUE_BYTES_MAX: 256;
+  readonly RRF_K_DEFAULT: 60;
+  readonly HYBRID_ALPHA_DEFAULT: 0.7;
+  readonly EMBED_DIM_DEFAULT: 384;
+  readonly EMBED_DIM_MIN: 16;
+  readonly EPISODE_KIND_BYTES_MAX: 64;
+  readonly EPISODE_PAYLOAD_BYTES_MAX: 278528;
+  readonly EPISODE_OUTCOME_BYTES_MAX: 16384;
+  readonly EPISODES_PER_AGENT_DEFAULT: 1000;
+  readonly EPISODES_PER_AGENT_MAX: 1000000;
+  readonly EPISODES_MAX: 1000000;
+  readonly EPISODES_BYTES_MAX: 33554432;
+  readonly EPISODES_RECENT_MAX: 1000;
+};
+// </generated LIMITS>
+
 export class EdgememError extends Error {
   readonly name: "EdgememError";
   readonly code: ErrorCode;
@@ -137,6 +272,17 @@ export interface Message {
 }
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+
+/** What `appendMessages` (and `POST /v1/working-memory/{id}/messages`) answers. */
+export interface AppendResult {
+  session_id: string;
+  /** The appended turns as stored, ids and times filled. */
+  appended: Message[];
+  /** Turns in the session after the append. */
+  message_count: number;
+  updated_at: string;
+  expires_at: string | null;
+}
 
 export interface SessionInput {
   messages?: MessageInput[];
@@ -301,7 +447,8 @@ export class Memory {
   static open(options?: OpenOptions): Promise<Memory>;
   static openPublished(source: Store, options?: { keyPrefix?: string; namespace?: string; clock?: () => number }): Promise<Memory>;
   getOrCreateSession(sessionId: string, init?: SessionInput): Promise<{ created: boolean; session: Session }>;
-  appendMessages(sessionId: string, messages: MessageInput[]): Promise<Session>;
+  /** Resolves to what the append added, not the session: its cost follows the append, not the conversation. */
+  appendMessages(sessionId: string, messages: MessageInput[]): Promise<AppendResult>;
   getSession(sessionId: string, options?: { userId?: string; recentMessagesLimit?: number; model?: string; contextWindowMax?: number }): Promise<Session | null>;
   deleteSession(sessionId: string): Promise<boolean>;
   listSessions(options?: { offset?: number; limit?: number; userId?: string }): Promise<{ sessions: string[]; total: number }>;

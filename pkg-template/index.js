@@ -13,6 +13,7 @@ import {
   version as coreVersion,
 } from "./edgemem_wasm.js";
 import { loadAsset } from "./assets.js";
+import { LIMITS } from "./limits.js";
 import { EdgememError, call, checkCount, checkId, invalid, rethrow, toJson } from "./util.js";
 import { AgentConfig, ToolCache, historyQuery, wrapSummarizer } from "./history.js";
 import { Episodes, LongTermMemory } from "./longterm.js";
@@ -20,6 +21,7 @@ import { Episodes, LongTermMemory } from "./longterm.js";
 export { MemoryStore, IndexedDBStore, DurableObjectStore, KVStore } from "./stores.js";
 
 export { EdgememError } from "./util.js";
+export { LIMITS } from "./limits.js";
 /** The raw segmented vector index (typed arrays in and out; errors carry `.code`). */
 export { VectorIndex } from "./edgemem_wasm.js";
 
@@ -96,7 +98,7 @@ export class Ledger {
 
   /** `{entries, next_cursor}`: an account's journal entries, oldest first, optionally in `[since, until)` (RFC 3339). */
   async history(accountId, { limit = 100, cursor = 0, since, until } = {}) {
-    checkCount(limit, "limit", 1, 1000);
+    checkCount(limit, "limit", 1, LIMITS.HISTORY_LIMIT_MAX);
     checkCount(cursor, "cursor", 0, 2 ** 32 - 1);
     const query = new URLSearchParams({ limit: String(limit), cursor: String(cursor) });
     for (const [name, value] of [["since", since], ["until", until]]) {

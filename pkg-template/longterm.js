@@ -2,6 +2,7 @@
 // by keyword (BM25) or both. Records and queries cross as JSON; vectors as
 // Float32Array.
 import { EdgememError, call, checkCount, checkId, invalid, toJson } from "./util.js";
+import { LIMITS } from "./limits.js";
 
 function flatVectors(vectors, n) {
   if (vectors === undefined) return undefined;
@@ -92,7 +93,7 @@ export class LongTermMemory {
    * A dry run unless `dryRun: false`. Resolves to `{scanned, deleted, deleted_ids, dry_run}`.
    */
   async forget(policy, { userId, sessionId, namespace, pinnedIds = [], dryRun = true, limit } = {}) {
-    if (limit !== undefined) checkCount(limit, "limit", 1, 1000);
+    if (limit !== undefined) checkCount(limit, "limit", 1, LIMITS.LTM_DELETE_BATCH_MAX);
     const q = new URLSearchParams();
     for (const [k, v] of Object.entries({ user_id: userId, session_id: sessionId, namespace, limit, dry_run: dryRun })) if (v !== undefined) q.set(k, String(v));
     return this.#api("POST", "/v1/long-term-memory/forget", q.toString(), { policy, pinned_ids: pinnedIds });
@@ -114,7 +115,7 @@ export class Episodes {
 
   /** The newest `n` events, newest first, optionally of one agent and kind. */
   async recent(n = 20, { agentId, kind } = {}) {
-    checkCount(n, "n", 1, 1000);
+    checkCount(n, "n", 1, LIMITS.EPISODES_RECENT_MAX);
     const q = new URLSearchParams({ n: String(n) });
     if (agentId !== undefined) q.set("agent_id", checkId(agentId, "agentId"));
     if (kind !== undefined) q.set("kind", String(kind));

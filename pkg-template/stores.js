@@ -6,6 +6,7 @@
 // -> [key, bytes][] is optional: it lets recovery read each log record once.
 
 import { EdgememError } from "./util.js";
+import { LIMITS } from "./limits.js";
 
 /** A volatile store over a Map. Share one between `Memory.open` calls to simulate a restart. */
 export class MemoryStore {
@@ -155,8 +156,7 @@ export class DurableObjectStore {
   }
 }
 
-/** Upper bound on KV list pages walked by one `list` call. */
-const KV_LIST_PAGES_MAX = 1000;
+const { KV_LIST_PAGES_MAX } = LIMITS;
 
 /**
  * Workers KV. It is eventually consistent, so it may only hold published

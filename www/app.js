@@ -251,10 +251,9 @@ function wireEvents() {
     const id = state.selectedId;
     if (id === null || !messageReady()) return;
     run(async () => {
-      const session = await state.backend.append(id, [
-        { role: ui.messageRole.value, content: ui.messageContent.value },
-      ]);
-      if (state.selectedId === id) renderSession(session);
+      // An append answers only what it added; the panel shows the whole session.
+      await state.backend.append(id, [{ role: ui.messageRole.value, content: ui.messageContent.value }]);
+      if (state.selectedId === id) renderSession(await state.backend.get(id));
       await afterWrite();
       ui.messageContent.value = "";
       messageReady();

@@ -7,7 +7,7 @@
 // the backend; the page keeps the compaction log and its preferences in
 // localStorage, as the ledger panel keeps its ids. User content is only ever
 // written with textContent.
-import { Tokenizer } from "edgemem";
+import { LIMITS, Tokenizer } from "edgemem";
 import { DB_NAME, $, ui, state, showStatus, showError, timeElement, badge, renderStats, needsInput } from "./page.js";
 
 const C = {
@@ -48,7 +48,8 @@ const WINDOW_DEFAULT_TOKENS = 500;
 const EVENTS_KEPT_MAX = 50;
 const ARCHIVE_SHOWN_MAX = 200;
 // Chat-format overhead per message, as the compaction rule counts it.
-const MESSAGE_OVERHEAD_TOKENS = 3;
+const MESSAGE_OVERHEAD_TOKENS = LIMITS.MESSAGE_OVERHEAD_TOKENS_DEFAULT;
+const SUMMARIZE_AT_PERCENT = LIMITS.SUMMARIZE_AT_PERCENT_DEFAULT;
 
 // What "Simulate a turn" appends, one exchange per click, in order. Three of
 // them are a tool call and its result, which compaction never splits.
@@ -181,7 +182,7 @@ function cl100k() {
 
 /** `summarize_at_tokens` for a window, as the Rust `CompactionConfig::for_window` sets it. */
 function thresholdTokens(size) {
-  return Math.floor(size / 10) * 7 + Math.floor(((size % 10) * 7) / 10);
+  return Math.floor(size / 100) * SUMMARIZE_AT_PERCENT + Math.floor(((size % 100) * SUMMARIZE_AT_PERCENT) / 100);
 }
 
 function percent(n, d) {
@@ -251,7 +252,7 @@ function renderGauge(g, size) {
     C.gauge.setAttribute("aria-valuenow", "0");
     C.gaugeFill.style.width = "0%";
     C.gaugeFill.classList.remove("over");
-    C.gaugeText.textContent = `0 of ${fmt(size)} tokens; summarizes past ${fmt(threshold)} (70 %).`;
+    C.gaugeText.textContent = `0 of ${fmt(size)} tokens; summarizes past ${fmt(threshold)} (${SUMMARIZE_AT_PERCENT} %).`;
     return;
   }
   C.gauge.dataset.usedPercent = String(g.used);
@@ -305,7 +306,7 @@ function renderEvents() {
   const { events } = log();
   C.eventCount.textContent = `(${events.length})`;
   C.events.replaceChildren(...events.map(eventItem));
-  if (events.length === 0) C.events.append(emptyItem("None yet. Add turns until the gauge passes the 70 % mark."));
+  if (events.length === 0) C.events.append(emptyItem(`None yet. Add turns until the gauge passes the ${SUMMARIZE_AT_PERCENT} % mark.`));
 }
 
 function renderArchive({ messages, total, offset }) {

@@ -122,8 +122,7 @@ pub struct FitBody {
     tools: Option<Value>,
 }
 
-/// Tokens OpenAI's chat format adds per message, and once to prime the reply.
-const MESSAGE_OVERHEAD_TOKENS: usize = 3;
+/// Tokens OpenAI's chat format adds once to prime the reply.
 const REPLY_PRIMER_TOKENS: usize = 3;
 
 impl FitBody {
@@ -156,7 +155,7 @@ impl FitBody {
         }
         let mut tokens = REPLY_PRIMER_TOKENS;
         for m in &self.messages {
-            tokens += MESSAGE_OVERHEAD_TOKENS + counter.count(&m.role) + counter.count(&m.content);
+            tokens += crate::core::limits::MESSAGE_OVERHEAD_TOKENS_DEFAULT + counter.count(&m.role) + counter.count(&m.content);
         }
         if let Some(t) = &self.tools {
             tokens += counter.count(&t.to_string());

@@ -104,7 +104,7 @@ impl SearchBody {
             None => Mode::Semantic,
             Some(m) => Mode::parse(m)?,
         };
-        let alpha = num(o, "hybrid_alpha")?.unwrap_or(0.7);
+        let alpha = num(o, "hybrid_alpha")?.unwrap_or(limits::HYBRID_ALPHA_DEFAULT);
         let fusion = match o.get("fusion").and_then(Value::as_str) {
             None | Some("alpha") => Fusion::Alpha(alpha),
             Some("rrf") => Fusion::Rrf,

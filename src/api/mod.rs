@@ -358,7 +358,9 @@ pub async fn get_or_create_session<B: Backend>(store: &Store<B>, ctx: &mut Ctx<'
     }
 }
 
-/// Appends `{"messages": [...]}` to an existing session.
+/// Appends `{"messages": [...]}` to an existing session. Answers only what
+/// the append added (`working_memory::appended_json`), so a conversation of
+/// n turns costs O(n), not O(n²), in answers.
 pub async fn append_messages<B: Backend>(store: &Store<B>, ctx: &mut Ctx<'_>, id: &str, body: &[u8]) -> Result<Value> {
     validate_id("session_id", id)?;
     let body: working_memory::AppendBody = parse_json(body)?;
@@ -367,7 +369,7 @@ pub async fn append_messages<B: Backend>(store: &Store<B>, ctx: &mut Ctx<'_>, id
     }
     let messages = working_memory::messages_from(body.messages, ctx.now, ctx.random)?;
     match store.apply(Op::SessionAppend { session_id: id.to_owned(), messages }, ctx.now).await? {
-        Applied::Session(s) => Ok(working_memory::session_json(&s, None)),
+        Applied::Appended(a) => Ok(working_memory::appended_json(&a)),
         other => Err(Error::Internal { detail: format!("append returned {other:?}") }),
     }
 }

@@ -176,10 +176,22 @@ fn append_and_ttl_expiry() {
     api.call("PUT", "/v1/working-memory/t", r#"{"ttl_seconds":10}"#);
     let r = api.call("POST", "/v1/working-memory/t/messages", r#"{"messages":[{"role":"user","content":"one"},{"role":"assistant","content":"two"}]}"#);
     assert_eq!(r.status, 200, "{}", r.body);
-    assert_eq!(r.body["messages"].as_array().unwrap().len(), 2);
+    // Only what the append added, with the ids and times it was stored with.
+    let appended = r.body["appended"].as_array().unwrap();
+    assert_eq!(appended.iter().map(|m| m["content"].as_str().unwrap()).collect::<Vec<_>>(), ["one", "two"]);
+    assert!(appended.iter().all(|m| m["id"].as_str().is_some_and(|id| !id.is_empty())));
+    assert_eq!(r.body["message_count"], 2);
+    assert!(r.body.get("messages").is_none(), "the session is not echoed: {}", r.body);
+    let dup = format!(r#"{{"messages":[{{"id":{},"role":"user","content":"again"}}]}}"#, appended[0]["id"]);
+    assert_eq!(api.call("POST", "/v1/working-memory/t/messages", &dup).status, 422, "an id already in the session");
+    assert_eq!(api.call("GET", "/v1/working-memory/t", "").body["messages"].as_array().unwrap().len(), 2, "a refused append adds nothing");
+    // An append refreshes the TTL, and the expiry index follows it.
     let start = api.now;
-    assert_eq!(now_or_never(expire(&api.store, start)).unwrap().unwrap(), Some(start + 10_000));
-    api.now = start + 10_000;
+    api.now = start + 5_000;
+    let r = api.call("POST", "/v1/working-memory/t/messages", r#"{"messages":[{"role":"user","content":"three"}]}"#);
+    assert_eq!((r.status, r.body["message_count"].as_u64()), (200, Some(3)), "{}", r.body);
+    assert_eq!(now_or_never(expire(&api.store, api.now)).unwrap().unwrap(), Some(start + 15_000));
+    api.now = start + 15_000;
     assert_eq!(api.call("GET", "/v1/working-memory/t", "").status, 404, "expired sessions are invisible");
     assert_eq!(now_or_never(expire(&api.store, api.now)).unwrap().unwrap(), None);
     assert_eq!(now_or_never(api.store.read(|e| e.session_count())).unwrap().unwrap(), 0, "and swept");

@@ -134,7 +134,7 @@ pub async fn resolve<B: Backend>(store: &Store<B>, call: Call, now: Millis, rand
             }
             let messages = working_memory::messages_from(a.messages, now, random)?;
             match store.apply(Op::SessionAppend { session_id: a.session_id, messages }, now).await? {
-                Applied::Session(s) => Ok(json!({ "session_id": s.session_id, "messages": s.messages.len() })),
+                Applied::Appended(a) => Ok(json!({ "session_id": a.session_id, "messages": a.message_count })),
                 other => Err(Error::Internal { detail: format!("append returned {other:?}") }),
             }
         }

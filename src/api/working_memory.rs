@@ -5,6 +5,7 @@
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
+use crate::core::engine::Appended;
 use crate::core::error::{Error, Result};
 use crate::core::ids::ulid;
 use crate::core::session::{Message, Session};
@@ -120,6 +121,19 @@ pub fn message_json(m: &Message) -> Value {
         "created_at": format_rfc3339(m.created_at),
         "persisted_at": m.persisted_at.map(format_rfc3339),
         "discrete_memory_extracted": "f",
+    })
+}
+
+/// The answer of an append: the new turns as stored (ids and times filled),
+/// the session's turn count after it, and its times. Not the session: the
+/// answer's size follows the append, not the conversation.
+pub fn appended_json(a: &Appended) -> Value {
+    json!({
+        "session_id": a.session_id,
+        "appended": a.messages.iter().map(message_json).collect::<Vec<_>>(),
+        "message_count": a.message_count,
+        "updated_at": format_rfc3339(a.updated_at),
+        "expires_at": a.expires_at.map(format_rfc3339),
     })
 }
 

@@ -3,304 +3,337 @@
 //! Each limit is checked where the input enters (the API layer, the JS
 //! bindings, the snapshot decoder), so the rest of the code may rely on it.
 //! Names put the unit last, TigerBeetle style.
+//!
+//! The whole file is one `limits!` invocation so that [`ALL`] lists every
+//! limit by name: the JS API exports it as `LIMITS`, and `index.d.ts`'s
+//! declaration of it is generated from it (`tests/registry.rs`).
 
-/// Default cap on an HTTP request body. Larger bodies get 413 before they
-/// are parsed. The Worker can lower or raise it with `EDGEMEM_BODY_BYTES_MAX`
-/// up to [`REQUEST_BODY_BYTES_CEILING`].
-pub const REQUEST_BODY_BYTES_DEFAULT: usize = 1024 * 1024;
-/// The most a deployment may configure for [`REQUEST_BODY_BYTES_DEFAULT`]:
-/// one op must still fit a single Durable Object value.
-pub const REQUEST_BODY_BYTES_CEILING: usize = 1_900_000;
+/// Declares each limit as a `pub const` and adds [`ALL`], their names and
+/// values as numbers (every value is below 2^53, so exact as an f64).
+macro_rules! limits {
+    ($($(#[$meta:meta])* pub const $name:ident : $ty:ty = $value:expr;)*) => {
+        $($(#[$meta])* pub const $name: $ty = $value;)*
 
-/// Session ids, user ids, namespaces: short printable identifiers.
-pub const ID_BYTES_MAX: usize = 256;
-/// A message role (`user`, `assistant`, `system`, `tool`, `function`, or a
-/// caller-defined one).
-pub const ROLE_BYTES_MAX: usize = 32;
-/// One message's content.
-pub const MESSAGE_CONTENT_BYTES_MAX: usize = 256 * 1024;
-/// The running summary (`context`) of a session.
-pub const CONTEXT_BYTES_MAX: usize = 256 * 1024;
-/// A session's free-form JSON `data` object, serialized.
-pub const SESSION_DATA_BYTES_MAX: usize = 256 * 1024;
-/// Nesting depth of any JSON value we accept (serde_json stops at 128 anyway;
-/// we want a smaller, documented bound).
-pub const JSON_DEPTH_MAX: usize = 32;
-/// Messages held verbatim by one session.
-pub const SESSION_MESSAGES_MAX: usize = 10_000;
-/// Structured memories attached to one session (AMS's `memories`).
-pub const SESSION_MEMORIES_MAX: usize = 1_000;
-/// Messages in one append call.
-pub const APPEND_MESSAGES_MAX: usize = 1_000;
-/// Sessions held by one tenant (one Durable Object or one `Memory`).
-pub const SESSIONS_MAX: usize = 100_000;
-/// Page size of the session list (AMS allows 1 to 100).
-pub const SESSION_LIST_LIMIT_MAX: usize = 100;
-/// Default page size of the session list (AMS's default).
-pub const SESSION_LIST_LIMIT_DEFAULT: usize = 20;
-/// Longest TTL a session may have: ten years.
-pub const TTL_SECONDS_MAX: u64 = 10 * 365 * 24 * 3600;
+        /// Every limit above, by name, in declaration order.
+        pub const ALL: &[(&str, f64)] = &[$((stringify!($name), $name as f64),)*];
+    };
+}
 
-/// One encoded op-log record must fit a single Durable Object value (2 MB)
-/// with room to spare.
-pub const LOG_RECORD_BYTES_MAX: usize = 1_950_000;
-/// Snapshot chunk size. Durable Object values are limited to 2 MB; IndexedDB
-/// and KV have no such limit but share the layout.
-pub const SNAPSHOT_CHUNK_BYTES_DEFAULT: usize = 1024 * 1024;
-/// Largest chunk size a caller may choose.
-pub const SNAPSHOT_CHUNK_BYTES_MAX: usize = 2_000_000;
-/// Smallest chunk size a caller may choose (tests use small chunks to
-/// exercise multi-chunk snapshots).
-pub const SNAPSHOT_CHUNK_BYTES_MIN: usize = 64;
-/// A whole snapshot: must fit comfortably in a 128 MB Worker isolate.
-pub const SNAPSHOT_BYTES_MAX: usize = 96 * 1024 * 1024;
-/// Chunks in one snapshot (follows from the two limits above).
-pub const SNAPSHOT_CHUNKS_MAX: usize = SNAPSHOT_BYTES_MAX / SNAPSHOT_CHUNK_BYTES_MIN + 1;
-/// Default number of log records after which a snapshot is taken and the log
-/// is truncated.
-pub const SNAPSHOT_EVERY_OPS_DEFAULT: u64 = 1_000;
-/// Upper bound on the snapshot interval, which bounds recovery replay work.
-pub const SNAPSHOT_EVERY_OPS_MAX: u64 = 100_000;
-/// Log records replayed in one recovery; more means the log was never
-/// truncated, which is a corrupt store.
-pub const RECOVERY_LOG_RECORDS_MAX: u64 = SNAPSHOT_EVERY_OPS_MAX * 2;
-/// Log records one listing reads at recovery. Durable Object storage returns
-/// every listed value at once, so this bounds the log bytes recovery holds at
-/// a time: at most 16 records of [`LOG_RECORD_BYTES_MAX`] (31 MB), and
-/// usually a few KB.
-pub const RECOVERY_LOG_PAGE_RECORDS: usize = 16;
-/// Keys one listing returns while the store repairs leftovers of a crash or
-/// of a failed delete. On Durable Object storage the listing also reads their
-/// values, so this bounds what a repair holds at once: 16 chunks of
-/// [`SNAPSHOT_CHUNK_BYTES_MAX`] (32 MB).
-pub const STORE_REPAIR_PAGE_KEYS: usize = 16;
-/// Keys one repair deletes. A larger backlog is finished by the next
-/// snapshots, so no single op waits on an unbounded cleanup.
-pub const STORE_REPAIR_KEYS_MAX: usize = 16_384;
+limits! {
+    /// Default cap on an HTTP request body. Larger bodies get 413 before they
+    /// are parsed. The Worker can lower or raise it with `EDGEMEM_BODY_BYTES_MAX`
+    /// up to [`REQUEST_BODY_BYTES_CEILING`].
+    pub const REQUEST_BODY_BYTES_DEFAULT: usize = 1024 * 1024;
+    /// The most a deployment may configure for [`REQUEST_BODY_BYTES_DEFAULT`]:
+    /// one op must still fit a single Durable Object value.
+    pub const REQUEST_BODY_BYTES_CEILING: usize = 1_900_000;
 
-/// Significant digits of an amount (integer part plus the asset's scale):
-/// what `rust_decimal` holds exactly.
-pub const AMOUNT_DIGITS_MAX: usize = 28;
-/// Fraction digits an asset may have (18 covers wei).
-pub const ASSET_SCALE_MAX: u32 = 18;
-/// Bytes of an asset code, account id or transfer id.
-pub const LEDGER_ID_BYTES_MAX: usize = 128;
-/// Assets in one ledger.
-pub const ASSETS_MAX: usize = 1_000;
-/// Accounts in one ledger.
-pub const ACCOUNTS_MAX: usize = 1_000_000;
-/// Transfers kept in one ledger (each id's effect is remembered for ever).
-pub const TRANSFERS_MAX: usize = 5_000_000;
-/// Transfers in one create batch (TigerBeetle's batch size is 8,189).
-pub const TRANSFER_BATCH_MAX: usize = 8_000;
-/// Serialized bytes of a transfer's free-form metadata.
-pub const TRANSFER_METADATA_BYTES_MAX: usize = 4 * 1024;
-/// Longest pending-transfer timeout: 30 days.
-pub const PENDING_TIMEOUT_SECONDS_MAX: u64 = 30 * 24 * 3600;
-/// Page size of an account history.
-pub const HISTORY_LIMIT_MAX: usize = 1_000;
-/// Balances in one statement reconciliation.
-pub const STATEMENT_LINES_MAX: usize = 10_000;
-/// Execute-once intents kept open or done.
-pub const INTENTS_MAX: usize = 100_000;
-/// Serialized bytes of an intent's parameters or outcome.
-pub const INTENT_JSON_BYTES_MAX: usize = 64 * 1024;
+    /// Session ids, user ids, namespaces: short printable identifiers.
+    pub const ID_BYTES_MAX: usize = 256;
+    /// A message role (`user`, `assistant`, `system`, `tool`, `function`, or a
+    /// caller-defined one).
+    pub const ROLE_BYTES_MAX: usize = 32;
+    /// One message's content.
+    pub const MESSAGE_CONTENT_BYTES_MAX: usize = 256 * 1024;
+    /// The running summary (`context`) of a session.
+    pub const CONTEXT_BYTES_MAX: usize = 256 * 1024;
+    /// A session's free-form JSON `data` object, serialized.
+    pub const SESSION_DATA_BYTES_MAX: usize = 256 * 1024;
+    /// Nesting depth of any JSON value we accept (serde_json stops at 128 anyway;
+    /// we want a smaller, documented bound).
+    pub const JSON_DEPTH_MAX: usize = 32;
+    /// Messages held verbatim by one session.
+    pub const SESSION_MESSAGES_MAX: usize = 10_000;
+    /// Structured memories attached to one session (AMS's `memories`).
+    pub const SESSION_MEMORIES_MAX: usize = 1_000;
+    /// Messages in one append call.
+    pub const APPEND_MESSAGES_MAX: usize = 1_000;
+    /// Sessions held by one tenant (one Durable Object or one `Memory`).
+    pub const SESSIONS_MAX: usize = 100_000;
+    /// Page size of the session list (AMS allows 1 to 100).
+    pub const SESSION_LIST_LIMIT_MAX: usize = 100;
+    /// Default page size of the session list (AMS's default).
+    pub const SESSION_LIST_LIMIT_DEFAULT: usize = 20;
+    /// Longest TTL a session may have: ten years.
+    pub const TTL_SECONDS_MAX: u64 = 10 * 365 * 24 * 3600;
 
-/// Text given to a tokenizer in one call.
-pub const TOKENIZER_INPUT_BYTES_MAX: usize = 16 * 1024 * 1024;
+    /// One encoded op-log record must fit a single Durable Object value (2 MB)
+    /// with room to spare.
+    pub const LOG_RECORD_BYTES_MAX: usize = 1_950_000;
+    /// Snapshot chunk size. Durable Object values are limited to 2 MB; IndexedDB
+    /// and KV have no such limit but share the layout.
+    pub const SNAPSHOT_CHUNK_BYTES_DEFAULT: usize = 1024 * 1024;
+    /// Largest chunk size a caller may choose.
+    pub const SNAPSHOT_CHUNK_BYTES_MAX: usize = 2_000_000;
+    /// Smallest chunk size a caller may choose (tests use small chunks to
+    /// exercise multi-chunk snapshots).
+    pub const SNAPSHOT_CHUNK_BYTES_MIN: usize = 64;
+    /// A whole snapshot: must fit comfortably in a 128 MB Worker isolate.
+    pub const SNAPSHOT_BYTES_MAX: usize = 96 * 1024 * 1024;
+    /// Chunks in one snapshot (follows from the two limits above).
+    pub const SNAPSHOT_CHUNKS_MAX: usize = SNAPSHOT_BYTES_MAX / SNAPSHOT_CHUNK_BYTES_MIN + 1;
+    /// Default number of log records after which a snapshot is taken and the log
+    /// is truncated.
+    pub const SNAPSHOT_EVERY_OPS_DEFAULT: u64 = 1_000;
+    /// Upper bound on the snapshot interval, which bounds recovery replay work.
+    pub const SNAPSHOT_EVERY_OPS_MAX: u64 = 100_000;
+    /// Log records replayed in one recovery; more means the log was never
+    /// truncated, which is a corrupt store.
+    pub const RECOVERY_LOG_RECORDS_MAX: u64 = SNAPSHOT_EVERY_OPS_MAX * 2;
+    /// Log records one listing reads at recovery. Durable Object storage returns
+    /// every listed value at once, so this bounds the log bytes recovery holds at
+    /// a time: at most 16 records of [`LOG_RECORD_BYTES_MAX`] (31 MB), and
+    /// usually a few KB.
+    pub const RECOVERY_LOG_PAGE_RECORDS: usize = 16;
+    /// Keys one listing returns while the store repairs leftovers of a crash or
+    /// of a failed delete. On Durable Object storage the listing also reads their
+    /// values, so this bounds what a repair holds at once: 16 chunks of
+    /// [`SNAPSHOT_CHUNK_BYTES_MAX`] (32 MB).
+    pub const STORE_REPAIR_PAGE_KEYS: usize = 16;
+    /// Keys one repair deletes. A larger backlog is finished by the next
+    /// snapshots, so no single op waits on an unbounded cleanup.
+    pub const STORE_REPAIR_KEYS_MAX: usize = 16_384;
+    /// Pages one Workers KV listing may walk (1,000 keys a page), so a
+    /// listing of a runaway prefix ends.
+    pub const KV_LIST_PAGES_MAX: usize = 1_000;
+    /// Keys one Durable Object storage `delete` call takes (the platform's
+    /// limit), so every delete is batched by it.
+    pub const DELETE_BATCH_KEYS_MAX: usize = 128;
 
-/// A model window a budget may describe (the largest published is 2M).
-pub const WINDOW_TOKENS_MAX: usize = 10_000_000;
-/// Slot priorities run from 0 to this.
-pub const SLOT_PRIORITY_MAX: u8 = 10;
-/// Slots in one budget.
-pub const SLOTS_MAX: usize = 1_000;
-/// Per-message overhead a caller may configure.
-pub const MESSAGE_OVERHEAD_TOKENS_MAX: usize = 64;
+    /// Significant digits of an amount (integer part plus the asset's scale):
+    /// what `rust_decimal` holds exactly.
+    pub const AMOUNT_DIGITS_MAX: usize = 28;
+    /// Fraction digits an asset may have (18 covers wei).
+    pub const ASSET_SCALE_MAX: u32 = 18;
+    /// Bytes of an asset code, account id or transfer id.
+    pub const LEDGER_ID_BYTES_MAX: usize = 128;
+    /// Assets in one ledger.
+    pub const ASSETS_MAX: usize = 1_000;
+    /// Accounts in one ledger.
+    pub const ACCOUNTS_MAX: usize = 1_000_000;
+    /// Transfers kept in one ledger (each id's effect is remembered for ever).
+    pub const TRANSFERS_MAX: usize = 5_000_000;
+    /// Transfers in one create batch (TigerBeetle's batch size is 8,189).
+    pub const TRANSFER_BATCH_MAX: usize = 8_000;
+    /// Serialized bytes of a transfer's free-form metadata.
+    pub const TRANSFER_METADATA_BYTES_MAX: usize = 4 * 1024;
+    /// Longest pending-transfer timeout: 30 days.
+    pub const PENDING_TIMEOUT_SECONDS_MAX: u64 = 30 * 24 * 3600;
+    /// Page size of an account history.
+    pub const HISTORY_LIMIT_MAX: usize = 1_000;
+    /// Balances in one statement reconciliation.
+    pub const STATEMENT_LINES_MAX: usize = 10_000;
+    /// Execute-once intents kept open or done.
+    pub const INTENTS_MAX: usize = 100_000;
+    /// Serialized bytes of an intent's parameters or outcome.
+    pub const INTENT_JSON_BYTES_MAX: usize = 64 * 1024;
 
-// ---- Conversation history, tool cache, agent configuration (history issue) ----
-/// Smallest window a compacting history may be configured for.
-pub const HISTORY_WINDOW_TOKENS_MIN: usize = 64;
-/// Ceiling of the default `summary_tokens_max` (a tenth of the window).
-pub const SUMMARY_TOKENS_DEFAULT_MAX: usize = 2_048;
-/// Sentences the extractive summarizer weighs in one call.
-pub const SUMMARY_SENTENCES_MAX: usize = 4_096;
-/// Bytes of one turn the extractive summarizer reads (its opening).
-pub const SUMMARY_TURN_BYTES_MAX: usize = 4_096;
-/// Compacted turns kept per session for later queries. A compaction that
-/// would pass it is refused, leaving the history intact.
-pub const ARCHIVED_MESSAGES_MAX: usize = 100_000;
-/// Page size when reading archived turns.
-pub const ARCHIVE_PAGE_LIMIT_MAX: usize = 1_000;
-/// How long the summarizer hook may take before the history is left as is.
-pub const SUMMARIZER_TIMEOUT_MS_DEFAULT: u64 = 30_000;
-/// Longest summarizer timeout a caller may set.
-pub const SUMMARIZER_TIMEOUT_MS_MAX: u64 = 300_000;
-/// Entries of one session's tool-result cache.
-pub const TOOL_CACHE_ENTRIES_MAX: usize = 1_000;
-/// Serialized bytes of one cached tool result.
-pub const TOOL_RESULT_BYTES_MAX: usize = 64 * 1024;
-/// Canonical bytes of one tool call's arguments.
-pub const TOOL_ARGS_BYTES_MAX: usize = 16 * 1024;
-/// A tool name (models allow 64).
-pub const TOOL_NAME_BYTES_MAX: usize = 64;
-/// Longest life of a cached tool result: one day.
-pub const TOOL_CACHE_TTL_SECONDS_MAX: u64 = 24 * 3600;
-/// TTL of a cached tool result when none is configured for the tool.
-pub const TOOL_CACHE_TTL_SECONDS_DEFAULT: u64 = 300;
-/// Tools with their own TTL.
-pub const TOOL_TTLS_MAX: usize = 256;
-/// Agents with configuration state in one tenant.
-pub const AGENTS_MAX: usize = 10_000;
-/// One system prompt version.
-pub const PROMPT_BYTES_MAX: usize = 64 * 1024;
-/// A prompt version's note.
-pub const PROMPT_NOTE_BYTES_MAX: usize = 1_024;
-/// Prompt versions kept per agent (the oldest inactive one is pruned).
-pub const PROMPT_VERSIONS_MAX: usize = 100;
-/// One context patch.
-pub const PATCH_BYTES_MAX: usize = 16 * 1024;
-/// Patches per agent.
-pub const PATCHES_MAX: usize = 100;
-/// A patch-removal glob.
-pub const GLOB_BYTES_MAX: usize = 1_024;
-/// Names in a tool allow-list.
-pub const TOOLS_ALLOWED_MAX: usize = 256;
-/// Recalled memories given to one prompt assembly.
-pub const PROMPT_MEMORIES_MAX: usize = 100;
-/// Texts shorter than this are counted directly rather than memoized.
-pub const COUNT_CACHE_TEXT_BYTES_MIN: usize = 32;
-/// Counts memoized per encoding before the memo starts over.
-pub const COUNT_CACHE_ENTRIES_MAX: usize = 200_000;
+    /// Text given to a tokenizer in one call.
+    pub const TOKENIZER_INPUT_BYTES_MAX: usize = 16 * 1024 * 1024;
 
-// ---- Vector index (long-term memory issue) ----
+    /// A model window a budget may describe (the largest published is 2M).
+    pub const WINDOW_TOKENS_MAX: usize = 10_000_000;
+    /// Slot priorities run from 0 to this.
+    pub const SLOT_PRIORITY_MAX: u8 = 10;
+    /// Slots in one budget.
+    pub const SLOTS_MAX: usize = 1_000;
+    /// Per-message overhead a caller may configure.
+    pub const MESSAGE_OVERHEAD_TOKENS_MAX: usize = 64;
+    /// Tokens a chat format adds per message (role and separators) when the
+    /// caller names no other figure: OpenAI's documented 3 for its chat models.
+    pub const MESSAGE_OVERHEAD_TOKENS_DEFAULT: usize = 3;
+    /// History compacts past this share of the window (AMS's rule).
+    pub const SUMMARIZE_AT_PERCENT_DEFAULT: usize = 70;
+    /// Compaction keeps the newest turns up to this share of the window verbatim.
+    pub const KEEP_RECENT_PERCENT_DEFAULT: usize = 40;
+    /// A summary may take this share of the window (at most
+    /// [`SUMMARY_TOKENS_DEFAULT_MAX`]).
+    pub const SUMMARY_PERCENT_DEFAULT: usize = 10;
 
-/// Components of one vector (the widest common embedding is 3,072).
-pub const VECTOR_DIM_MAX: usize = 4096;
-/// Live points in one vector index.
-pub const VECTOR_POINTS_MAX: usize = 1_000_000;
-/// Stored rows, live plus tombstoned, in one index: past this, adds are
-/// refused until a compaction drops tombstones.
-pub const VECTOR_ROWS_MAX: usize = 2 * VECTOR_POINTS_MAX;
-/// Points in one add call.
-pub const VECTOR_BATCH_POINTS_MAX: usize = 100_000;
-/// Largest magnitude of one component: keeps every dot product of two
-/// vectors finite in f32 (4096 × (1e15)² < f32::MAX).
-pub const VECTOR_COMPONENT_ABS_MAX: f32 = 1e15;
-/// Results of one search (Agent Memory Server caps `limit` at 100).
-pub const VECTOR_K_MAX: usize = 100;
-/// Beam width of one HNSW search, and of graph construction.
-pub const VECTOR_EF_MAX: usize = 1000;
-/// Default beam width of an HNSW search: recall@10 ≈ 0.99 on the rustdocs
-/// set (MiniLM-384), see `examples/vector_probe.rs`.
-pub const VECTOR_EF_SEARCH_DEFAULT: usize = 64;
-/// Default beam width while building a graph.
-pub const VECTOR_EF_CONSTRUCTION_DEFAULT: usize = 100;
-/// Links kept per node on layer 0 (instant-distance keeps at most 2·M = 64).
-pub const VECTOR_LINKS_MAX: usize = 64;
-/// Default layer-0 links kept per node.
-pub const VECTOR_LINKS_DEFAULT: usize = 32;
-/// Default size at which the flat segment is sealed into an HNSW segment:
-/// below it an exact SIMD scan is as fast as a graph search (measured).
-pub const VECTOR_SEAL_POINTS_DEFAULT: usize = 4096;
-/// Smallest configurable seal size.
-pub const VECTOR_SEAL_POINTS_MIN: usize = 64;
-/// Rows of one sealed segment: one graph build, the unit of compaction
-/// work, is never larger.
-pub const VECTOR_SEGMENT_POINTS_MAX: usize = 65_536;
-/// A key subset this small is answered exactly by scanning its rows.
-pub const VECTOR_FILTER_EXACT_KEYS_MAX: usize = 8192;
-/// Distance computations one filtered graph search may spend, per unit of
-/// `ef`, before it gives up and the query falls back to an exact scan.
-pub const VECTOR_FILTER_VISITS_PER_EF: usize = 64;
-/// Candidates kept per result when int8 scores are re-ranked.
-pub const VECTOR_RERANK_OVERSAMPLE: usize = 4;
-/// A sealed segment whose tombstones reach this percentage of its rows is
-/// rebuilt by compaction.
-pub const VECTOR_TOMBSTONE_PERCENT_MAX: usize = 30;
+    // ---- Conversation history, tool cache, agent configuration (history issue) ----
+    /// Smallest window a compacting history may be configured for.
+    pub const HISTORY_WINDOW_TOKENS_MIN: usize = 64;
+    /// Ceiling of the default `summary_tokens_max` (a tenth of the window).
+    pub const SUMMARY_TOKENS_DEFAULT_MAX: usize = 2_048;
+    /// Sentences the extractive summarizer weighs in one call.
+    pub const SUMMARY_SENTENCES_MAX: usize = 4_096;
+    /// Bytes of one turn the extractive summarizer reads (its opening).
+    pub const SUMMARY_TURN_BYTES_MAX: usize = 4_096;
+    /// Compacted turns kept per session for later queries. A compaction that
+    /// would pass it is refused, leaving the history intact.
+    pub const ARCHIVED_MESSAGES_MAX: usize = 100_000;
+    /// Page size when reading archived turns.
+    pub const ARCHIVE_PAGE_LIMIT_MAX: usize = 1_000;
+    /// How long the summarizer hook may take before the history is left as is.
+    pub const SUMMARIZER_TIMEOUT_MS_DEFAULT: u64 = 30_000;
+    /// Longest summarizer timeout a caller may set.
+    pub const SUMMARIZER_TIMEOUT_MS_MAX: u64 = 300_000;
+    /// Entries of one session's tool-result cache.
+    pub const TOOL_CACHE_ENTRIES_MAX: usize = 1_000;
+    /// Serialized bytes of one cached tool result.
+    pub const TOOL_RESULT_BYTES_MAX: usize = 64 * 1024;
+    /// Canonical bytes of one tool call's arguments.
+    pub const TOOL_ARGS_BYTES_MAX: usize = 16 * 1024;
+    /// A tool name (models allow 64).
+    pub const TOOL_NAME_BYTES_MAX: usize = 64;
+    /// Longest life of a cached tool result: one day.
+    pub const TOOL_CACHE_TTL_SECONDS_MAX: u64 = 24 * 3600;
+    /// TTL of a cached tool result when none is configured for the tool.
+    pub const TOOL_CACHE_TTL_SECONDS_DEFAULT: u64 = 300;
+    /// Tools with their own TTL.
+    pub const TOOL_TTLS_MAX: usize = 256;
+    /// Agents with configuration state in one tenant.
+    pub const AGENTS_MAX: usize = 10_000;
+    /// One system prompt version.
+    pub const PROMPT_BYTES_MAX: usize = 64 * 1024;
+    /// A prompt version's note.
+    pub const PROMPT_NOTE_BYTES_MAX: usize = 1_024;
+    /// Prompt versions kept per agent (the oldest inactive one is pruned).
+    pub const PROMPT_VERSIONS_MAX: usize = 100;
+    /// One context patch.
+    pub const PATCH_BYTES_MAX: usize = 16 * 1024;
+    /// Patches per agent.
+    pub const PATCHES_MAX: usize = 100;
+    /// A patch-removal glob.
+    pub const GLOB_BYTES_MAX: usize = 1_024;
+    /// Names in a tool allow-list.
+    pub const TOOLS_ALLOWED_MAX: usize = 256;
+    /// Recalled memories given to one prompt assembly.
+    pub const PROMPT_MEMORIES_MAX: usize = 100;
+    /// Texts shorter than this are counted directly rather than memoized.
+    pub const COUNT_CACHE_TEXT_BYTES_MIN: usize = 32;
+    /// Counts memoized per encoding before the memo starts over.
+    pub const COUNT_CACHE_ENTRIES_MAX: usize = 200_000;
 
-// ---- Long-term memory records, BM25, filters, embedder (long-term memory issue) ----
-/// Long-term memories held by one tenant.
-pub const LTM_RECORDS_MAX: usize = 200_000;
-/// Memories in one create call (one logged op; with 384-d vectors a full
-/// batch stays well under a log record's limit).
-pub const LTM_CREATE_BATCH_MAX: usize = 500;
-/// Ids in one delete call.
-pub const LTM_DELETE_BATCH_MAX: usize = 1_000;
-/// Deepest search offset (results come from the top `offset + limit`, at most 100).
-pub const LTM_SEARCH_OFFSET_MAX: usize = 99;
-/// Hybrid search reads this many times `offset + limit` candidates from
-/// each side before fusing (at least [`LTM_HYBRID_DEPTH_MIN`], at most
-/// [`VECTOR_K_MAX`]).
-pub const LTM_HYBRID_DEPTH_FACTOR: usize = 5;
-/// The fewest candidates hybrid search reads from each side.
-pub const LTM_HYBRID_DEPTH_MIN: usize = 50;
-/// Points one write may spend on segment compaction, so no request pays for
-/// a full rebuild.
-pub const LTM_COMPACT_WORK_POINTS_PER_WRITE: usize = 2_048;
+    // ---- Vector index (long-term memory issue) ----
 
-/// A memory record's text. Equal to a message's content, since AMS promotes
-/// whole messages to `message` memories.
-pub const MEMORY_TEXT_BYTES_MAX: usize = MESSAGE_CONTENT_BYTES_MAX;
-/// Topics, and separately entities, on one memory record.
-pub const MEMORY_TAGS_MAX: usize = 64;
-/// One topic, entity or `extracted_from` message id.
-pub const MEMORY_TAG_BYTES_MAX: usize = 256;
-/// Message ids in a record's `extracted_from`.
-pub const MEMORY_EXTRACTED_FROM_MAX: usize = 1_000;
-/// A record's `metadata` and `extraction_strategy_config` objects, each,
-/// serialized.
-pub const MEMORY_METADATA_BYTES_MAX: usize = 16 * 1024;
-/// A record's `extraction_strategy` name.
-pub const MEMORY_STRATEGY_BYTES_MAX: usize = 64;
-/// A search query's text.
-pub const QUERY_TEXT_BYTES_MAX: usize = 16 * 1024;
-/// Distinct terms of a keyword query that are scored; later ones are ignored.
-pub const QUERY_TERMS_MAX: usize = 256;
-/// Documents in one keyword index (slots are `u32`).
-pub const BM25_DOCS_MAX: usize = 10_000_000;
-/// Results one keyword search may return.
-pub const KEYWORD_RESULTS_MAX: usize = 10_000;
-/// BM25 term-frequency saturation, Lucene's default.
-pub const BM25_K1_DEFAULT: f32 = 1.2;
-/// BM25 length normalization, Lucene's default.
-pub const BM25_B_DEFAULT: f32 = 0.75;
-/// Largest `k1` accepted (past about 3 BM25 is plain TF-IDF).
-pub const BM25_K1_MAX: f32 = 10.0;
-/// Values in one filter's `any`, `all` or `none` list.
-pub const FILTER_VALUES_MAX: usize = 256;
-/// One filter value (ids and tags are at most 256 bytes anyway).
-pub const FILTER_VALUE_BYTES_MAX: usize = 256;
-/// Reciprocal-rank fusion's `k` (Cormack et al.; Elasticsearch and Redis
-/// use it too).
-pub const RRF_K_DEFAULT: f64 = 60.0;
-/// AMS's `hybrid_alpha` default: the weight of vector similarity.
-pub const HYBRID_ALPHA_DEFAULT: f64 = 0.7;
-/// The offline embedder's default dimensions: MiniLM's, so a namespace can
-/// switch between the two without changing shape.
-pub const EMBED_DIM_DEFAULT: usize = 384;
-/// Fewest dimensions the offline embedder accepts (its widest is
-/// [`VECTOR_DIM_MAX`]).
-pub const EMBED_DIM_MIN: usize = 16;
+    /// Components of one vector (the widest common embedding is 3,072).
+    pub const VECTOR_DIM_MAX: usize = 4096;
+    /// Live points in one vector index.
+    pub const VECTOR_POINTS_MAX: usize = 1_000_000;
+    /// Stored rows, live plus tombstoned, in one index: past this, adds are
+    /// refused until a compaction drops tombstones.
+    pub const VECTOR_ROWS_MAX: usize = 2 * VECTOR_POINTS_MAX;
+    /// Points in one add call.
+    pub const VECTOR_BATCH_POINTS_MAX: usize = 100_000;
+    /// Largest magnitude of one component: keeps every dot product of two
+    /// vectors finite in f32 (4096 × (1e15)² < f32::MAX).
+    pub const VECTOR_COMPONENT_ABS_MAX: f32 = 1e15;
+    /// Results of one search (Agent Memory Server caps `limit` at 100).
+    pub const VECTOR_K_MAX: usize = 100;
+    /// Beam width of one HNSW search, and of graph construction.
+    pub const VECTOR_EF_MAX: usize = 1000;
+    /// Default beam width of an HNSW search: recall@10 ≈ 0.99 on the rustdocs
+    /// set (MiniLM-384), see `examples/vector_probe.rs`.
+    pub const VECTOR_EF_SEARCH_DEFAULT: usize = 64;
+    /// Default beam width while building a graph.
+    pub const VECTOR_EF_CONSTRUCTION_DEFAULT: usize = 100;
+    /// Links kept per node on layer 0 (instant-distance keeps at most 2·M = 64).
+    pub const VECTOR_LINKS_MAX: usize = 64;
+    /// Default layer-0 links kept per node.
+    pub const VECTOR_LINKS_DEFAULT: usize = 32;
+    /// Default size at which the flat segment is sealed into an HNSW segment:
+    /// below it an exact SIMD scan is as fast as a graph search (measured).
+    pub const VECTOR_SEAL_POINTS_DEFAULT: usize = 4096;
+    /// Smallest configurable seal size.
+    pub const VECTOR_SEAL_POINTS_MIN: usize = 64;
+    /// Rows of one sealed segment: one graph build, the unit of compaction
+    /// work, is never larger.
+    pub const VECTOR_SEGMENT_POINTS_MAX: usize = 65_536;
+    /// A key subset this small is answered exactly by scanning its rows.
+    pub const VECTOR_FILTER_EXACT_KEYS_MAX: usize = 8192;
+    /// Distance computations one filtered graph search may spend, per unit of
+    /// `ef`, before it gives up and the query falls back to an exact scan.
+    pub const VECTOR_FILTER_VISITS_PER_EF: usize = 64;
+    /// Candidates kept per result when int8 scores are re-ranked.
+    pub const VECTOR_RERANK_OVERSAMPLE: usize = 4;
+    /// A sealed segment whose tombstones reach this percentage of its rows is
+    /// rebuilt by compaction.
+    pub const VECTOR_TOMBSTONE_PERCENT_MAX: usize = 30;
 
-// ---- Episodic log (long-term memory issue) ----
+    // ---- Long-term memory records, BM25, filters, embedder (long-term memory issue) ----
+    /// Long-term memories held by one tenant.
+    pub const LTM_RECORDS_MAX: usize = 200_000;
+    /// Memories in one create call (one logged op; with 384-d vectors a full
+    /// batch stays well under a log record's limit).
+    pub const LTM_CREATE_BATCH_MAX: usize = 500;
+    /// Ids in one delete call.
+    pub const LTM_DELETE_BATCH_MAX: usize = 1_000;
+    /// Deepest search offset (results come from the top `offset + limit`, at most 100).
+    pub const LTM_SEARCH_OFFSET_MAX: usize = 99;
+    /// Hybrid search reads this many times `offset + limit` candidates from
+    /// each side before fusing (at least [`LTM_HYBRID_DEPTH_MIN`], at most
+    /// [`VECTOR_K_MAX`]).
+    pub const LTM_HYBRID_DEPTH_FACTOR: usize = 5;
+    /// The fewest candidates hybrid search reads from each side.
+    pub const LTM_HYBRID_DEPTH_MIN: usize = 50;
+    /// Points one write may spend on segment compaction, so no request pays for
+    /// a full rebuild.
+    pub const LTM_COMPACT_WORK_POINTS_PER_WRITE: usize = 2_048;
 
-/// An event type (`tool_call`, `turn_archived`, ...).
-pub const EPISODE_KIND_BYTES_MAX: usize = 64;
-/// An event's JSON payload, serialized: room for one archived message of
-/// [`MESSAGE_CONTENT_BYTES_MAX`] plus its envelope.
-pub const EPISODE_PAYLOAD_BYTES_MAX: usize = MESSAGE_CONTENT_BYTES_MAX + 16 * 1024;
-/// An event's outcome (a string or JSON), serialized.
-pub const EPISODE_OUTCOME_BYTES_MAX: usize = 16 * 1024;
-/// Default number of events kept per agent (the newest).
-pub const EPISODES_PER_AGENT_DEFAULT: usize = 1_000;
-/// Largest per-agent cap a caller may configure (enough for a long
-/// conversation history archived turn by turn).
-pub const EPISODES_PER_AGENT_MAX: usize = 1_000_000;
-/// Events held by one log, all agents together.
-pub const EPISODES_MAX: usize = 1_000_000;
-/// Serialized payload and outcome bytes held by one log: it lives in the
-/// same snapshot as everything else (see [`SNAPSHOT_BYTES_MAX`]).
-pub const EPISODES_BYTES_MAX: usize = 32 * 1024 * 1024;
-/// Events one `recent` call returns.
-pub const EPISODES_RECENT_MAX: usize = 1_000;
+    /// A memory record's text. Equal to a message's content, since AMS promotes
+    /// whole messages to `message` memories.
+    pub const MEMORY_TEXT_BYTES_MAX: usize = MESSAGE_CONTENT_BYTES_MAX;
+    /// Topics, and separately entities, on one memory record.
+    pub const MEMORY_TAGS_MAX: usize = 64;
+    /// One topic, entity or `extracted_from` message id.
+    pub const MEMORY_TAG_BYTES_MAX: usize = 256;
+    /// Message ids in a record's `extracted_from`.
+    pub const MEMORY_EXTRACTED_FROM_MAX: usize = 1_000;
+    /// A record's `metadata` and `extraction_strategy_config` objects, each,
+    /// serialized.
+    pub const MEMORY_METADATA_BYTES_MAX: usize = 16 * 1024;
+    /// A record's `extraction_strategy` name.
+    pub const MEMORY_STRATEGY_BYTES_MAX: usize = 64;
+    /// A search query's text.
+    pub const QUERY_TEXT_BYTES_MAX: usize = 16 * 1024;
+    /// Distinct terms of a keyword query that are scored; later ones are ignored.
+    pub const QUERY_TERMS_MAX: usize = 256;
+    /// Documents in one keyword index (slots are `u32`).
+    pub const BM25_DOCS_MAX: usize = 10_000_000;
+    /// Results one keyword search may return.
+    pub const KEYWORD_RESULTS_MAX: usize = 10_000;
+    /// BM25 term-frequency saturation, Lucene's default.
+    pub const BM25_K1_DEFAULT: f32 = 1.2;
+    /// BM25 length normalization, Lucene's default.
+    pub const BM25_B_DEFAULT: f32 = 0.75;
+    /// Largest `k1` accepted (past about 3 BM25 is plain TF-IDF).
+    pub const BM25_K1_MAX: f32 = 10.0;
+    /// Values in one filter's `any`, `all` or `none` list.
+    pub const FILTER_VALUES_MAX: usize = 256;
+    /// One filter value (ids and tags are at most 256 bytes anyway).
+    pub const FILTER_VALUE_BYTES_MAX: usize = 256;
+    /// Reciprocal-rank fusion's `k` (Cormack et al.; Elasticsearch and Redis
+    /// use it too).
+    pub const RRF_K_DEFAULT: f64 = 60.0;
+    /// AMS's `hybrid_alpha` default: the weight of vector similarity.
+    pub const HYBRID_ALPHA_DEFAULT: f64 = 0.7;
+    /// The offline embedder's default dimensions: MiniLM's, so a namespace can
+    /// switch between the two without changing shape.
+    pub const EMBED_DIM_DEFAULT: usize = 384;
+    /// Fewest dimensions the offline embedder accepts (its widest is
+    /// [`VECTOR_DIM_MAX`]).
+    pub const EMBED_DIM_MIN: usize = 16;
+
+    // ---- Episodic log (long-term memory issue) ----
+
+    /// An event type (`tool_call`, `turn_archived`, ...).
+    pub const EPISODE_KIND_BYTES_MAX: usize = 64;
+    /// An event's JSON payload, serialized: room for one archived message of
+    /// [`MESSAGE_CONTENT_BYTES_MAX`] plus its envelope.
+    pub const EPISODE_PAYLOAD_BYTES_MAX: usize = MESSAGE_CONTENT_BYTES_MAX + 16 * 1024;
+    /// An event's outcome (a string or JSON), serialized.
+    pub const EPISODE_OUTCOME_BYTES_MAX: usize = 16 * 1024;
+    /// Default number of events kept per agent (the newest).
+    pub const EPISODES_PER_AGENT_DEFAULT: usize = 1_000;
+    /// Largest per-agent cap a caller may configure (enough for a long
+    /// conversation history archived turn by turn).
+    pub const EPISODES_PER_AGENT_MAX: usize = 1_000_000;
+    /// Events held by one log, all agents together.
+    pub const EPISODES_MAX: usize = 1_000_000;
+    /// Serialized payload and outcome bytes held by one log: it lives in the
+    /// same snapshot as everything else (see [`SNAPSHOT_BYTES_MAX`]).
+    pub const EPISODES_BYTES_MAX: usize = 32 * 1024 * 1024;
+    /// Events one `recent` call returns.
+    pub const EPISODES_RECENT_MAX: usize = 1_000;
+}

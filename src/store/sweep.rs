@@ -22,7 +22,7 @@ use crate::core::error::Result;
 use crate::core::limits;
 
 /// Keys per delete call (Durable Object storage takes at most 128).
-const DELETE_BATCH_KEYS: usize = 128;
+const DELETE_BATCH_KEYS: usize = limits::DELETE_BATCH_KEYS_MAX;
 
 /// Deletes, by name, what committing `head` retired: the chunks of `prev`
 /// and the `log_records` records up to `head.last_seq`, which the new

@@ -8,6 +8,7 @@ use wasm_bindgen_futures::JsFuture;
 use worker::{kv::KvStore, ListOptions, Storage};
 
 use crate::core::error::{Error, Result};
+use crate::core::limits;
 use crate::store::{Backend, Durability, KeyRange};
 
 fn storage_err(what: &str, e: impl std::fmt::Display) -> Error {
@@ -21,7 +22,7 @@ pub struct DoBackend {
 }
 
 /// Keys per `delete_multiple` call (the runtime's limit).
-const DO_DELETE_KEYS_MAX: usize = 128;
+const DO_DELETE_KEYS_MAX: usize = limits::DELETE_BATCH_KEYS_MAX;
 
 fn do_bytes(key: &str, v: JsValue) -> Result<Vec<u8>> {
     let bytes = v.dyn_into::<Uint8Array>().map_err(|_| storage_err("get", format!("{key} does not hold bytes")))?;

@@ -13,6 +13,8 @@ import {
   VectorIndex,
   buildContext,
   fitsContext,
+  LIMITS,
+  type AppendResult,
   type Account,
   type BudgetRequest,
   type CompactOptions,
@@ -33,8 +35,11 @@ async function main(): Promise<void> {
   const store: Store = new MemoryStore();
   const memory = await Memory.open({ store, namespace: "shop", snapshotEveryOps: 100, clock: () => Date.now() });
   const { created, session } = await memory.getOrCreateSession("chat-1", { ttl_seconds: 3600, data: { budget: "12.50" } });
-  const s: Session = await memory.appendMessages("chat-1", [{ role: "user", content: "hello" }]);
-  const firstId: string = s.messages[0].id;
+  const added: AppendResult = await memory.appendMessages("chat-1", [{ role: "user", content: "hello" }]);
+  const firstId: string = added.appended[0].id;
+  const count: number = added.message_count;
+  const limit: 1000 = LIMITS.APPEND_MESSAGES_MAX;
+  use(count, limit);
   const page: { sessions: string[]; total: number } = await memory.listSessions({ limit: 10 });
   const maybe: Session | null = await memory.getSession("chat-1", { recentMessagesLimit: 5 });
   try {

@@ -33,7 +33,8 @@ test("a session written through the Worker survives a runtime restart", async ()
     const appended = await call("POST", "/v1/working-memory/trip/messages?namespace=acme", {
       messages: [{ role: "assistant", content: "Found 3 flights" }],
     });
-    assert.equal(appended.json.messages.length, 2);
+    assert.equal(appended.json.message_count, 2);
+    assert.deepEqual(appended.json.appended.map((m) => m.content), ["Found 3 flights"], "only what was added");
   } finally {
     await mf.dispose();
   }

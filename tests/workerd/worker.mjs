@@ -12,7 +12,7 @@ export class Agent extends DurableObject {
         const { content } = await request.json();
         await memory.getOrCreateSession("chat");
         const s = await memory.appendMessages("chat", [{ role: "user", content }]);
-        return Response.json({ count: s.messages.length });
+        return Response.json({ count: s.message_count });
       }
       if (url.pathname === "/bad") {
         await memory.putSession("chat", { ttl_seconds: -5 });

@@ -153,7 +153,7 @@ pub struct Budget {
 impl Budget {
     /// A budget for a window, with the defaults above.
     pub fn new(window_tokens: usize) -> Budget {
-        Budget { window_tokens, reserve_for_output_tokens: 0, truncate_at_priority: 7, message_overhead_tokens: 3 }
+        Budget { window_tokens, reserve_for_output_tokens: 0, truncate_at_priority: 7, message_overhead_tokens: limits::MESSAGE_OVERHEAD_TOKENS_DEFAULT }
     }
 
     fn validate(&self) -> Result<()> {

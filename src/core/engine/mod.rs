@@ -59,6 +59,8 @@ pub enum Op {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Applied {
     Session(Session),
+    /// `SessionAppend`: only what the append added.
+    Appended(Appended),
     /// `SessionCreate` found a live session and changed nothing.
     Existing(Session),
     Deleted { session_id: String },
@@ -68,6 +70,18 @@ pub enum Applied {
     Ltm(LtmApplied),
     EpisodeRecorded(Recorded),
     EpisodesDropped { count: usize },
+}
+
+/// What one append added to a session.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Appended {
+    pub session_id: String,
+    /// The appended turns, as stored (ids and times filled).
+    pub messages: Vec<Message>,
+    /// Turns in the session after the append.
+    pub message_count: usize,
+    pub updated_at: Millis,
+    pub expires_at: Option<Millis>,
 }
 
 /// One page of the session list, sorted by session id.
@@ -165,12 +179,32 @@ impl Engine {
                 if prev.messages.len() + messages.len() > limits::SESSION_MESSAGES_MAX {
                     return Err(Error::LimitExceeded { what: "messages in a session".into(), limit: limits::SESSION_MESSAGES_MAX as u64 });
                 }
-                let mut next = prev.clone();
-                next.messages.extend(messages.iter().cloned());
-                validate_messages(&next.messages)?;
-                next.touch(now);
-                self.insert(next.clone());
-                Applied::Session(next)
+                // Checked before anything changes, and without copying the
+                // session: an append costs what it adds (plus one id scan).
+                validate_messages(messages)?;
+                if let Some(i) = messages.iter().position(|m| prev.messages.iter().any(|p| p.id == m.id)) {
+                    return Err(Error::invalid(format!("messages[{i}].id"), format!("duplicate message id {:?}", messages[i].id)));
+                }
+                let old_expiry = prev.expires_at;
+                let session = self.sessions.get_mut(session_id).ok_or_else(|| Error::Internal { detail: "live session vanished".into() })?;
+                session.messages.extend(messages.iter().cloned());
+                session.touch(now);
+                let appended = Appended {
+                    session_id: session_id.clone(),
+                    messages: messages.clone(),
+                    message_count: session.messages.len(),
+                    updated_at: session.updated_at,
+                    expires_at: session.expires_at,
+                };
+                if old_expiry != appended.expires_at {
+                    if let Some(at) = old_expiry {
+                        self.expiry.remove(&(at, session_id.clone()));
+                    }
+                    if let Some(at) = appended.expires_at {
+                        self.expiry.insert((at, session_id.clone()));
+                    }
+                }
+                Applied::Appended(appended)
             }
             Op::SessionDelete { session_id } => {
                 if self.live(session_id, now).is_none() {

@@ -14,9 +14,11 @@ fn msg(id: &str, content: &str) -> Message {
 fn put_append_get_delete() {
     let mut e = Engine::new();
     e.apply(&Op::SessionPut { session: session("a", None) }, 100).unwrap();
-    let Applied::Session(s) = e.apply(&Op::SessionAppend { session_id: "a".into(), messages: vec![msg("m1", "hi")] }, 200).unwrap() else {
-        panic!("expected a session")
+    let Applied::Appended(a) = e.apply(&Op::SessionAppend { session_id: "a".into(), messages: vec![msg("m1", "hi")] }, 200).unwrap() else {
+        panic!("expected an append")
     };
+    assert_eq!((a.updated_at, a.message_count, a.messages.len()), (200, 1, 1));
+    let s = e.session("a", 200).unwrap();
     assert_eq!((s.created_at, s.updated_at, s.messages.len()), (100, 200, 1));
     assert_eq!(e.session("a", 300).unwrap().messages[0].content, "hi");
     e.apply(&Op::SessionDelete { session_id: "a".into() }, 400).unwrap();

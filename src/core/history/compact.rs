@@ -33,15 +33,20 @@ pub struct CompactionConfig {
     pub message_overhead_tokens: usize,
 }
 
+/// `floor(n × percent / 100)` without overflow.
+fn percent_of(n: usize, percent: usize) -> usize {
+    n / 100 * percent + n % 100 * percent / 100
+}
+
 impl CompactionConfig {
     /// The defaults for a window of `max_tokens`.
     pub fn for_window(max_tokens: usize) -> CompactionConfig {
         CompactionConfig {
             max_tokens,
-            summarize_at_tokens: max_tokens / 10 * 7 + max_tokens % 10 * 7 / 10,
-            keep_recent_tokens: max_tokens / 10 * 4 + max_tokens % 10 * 4 / 10,
-            summary_tokens_max: (max_tokens / 10).clamp(1, limits::SUMMARY_TOKENS_DEFAULT_MAX),
-            message_overhead_tokens: 3,
+            summarize_at_tokens: percent_of(max_tokens, limits::SUMMARIZE_AT_PERCENT_DEFAULT),
+            keep_recent_tokens: percent_of(max_tokens, limits::KEEP_RECENT_PERCENT_DEFAULT),
+            summary_tokens_max: percent_of(max_tokens, limits::SUMMARY_PERCENT_DEFAULT).clamp(1, limits::SUMMARY_TOKENS_DEFAULT_MAX),
+            message_overhead_tokens: limits::MESSAGE_OVERHEAD_TOKENS_DEFAULT,
         }
     }
 

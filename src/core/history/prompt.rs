@@ -112,7 +112,7 @@ pub struct PromptBudget {
 
 impl PromptBudget {
     pub fn new(window_tokens: usize) -> PromptBudget {
-        PromptBudget { window_tokens, reserve_for_output_tokens: 0, tools_tokens: 0, message_overhead_tokens: 3, memories_share_percent: 25 }
+        PromptBudget { window_tokens, reserve_for_output_tokens: 0, tools_tokens: 0, message_overhead_tokens: limits::MESSAGE_OVERHEAD_TOKENS_DEFAULT, memories_share_percent: 25 }
     }
 
     fn validate(&self) -> Result<()> {
