@@ -809,7 +809,13 @@ export type SearchQuery = SearchQueryFields & SearchTextOrVector;
 export class LongTermMemory {
   private constructor();
   create(memories: MemoryRecordInput[], options?: { vectors?: Float32Array | Float32Array[]; deduplicate?: boolean; embedder?: Embedder }): Promise<{ status: "ok"; created: string[]; duplicates: string[] }>;
-  search(query: SearchQuery): Promise<{ memories: MemoryHit[]; total: number; next_offset: number | null; exact_filter: boolean }>;
+  /**
+   * With `fields`, each hit carries only those fields (built only for them):
+   * `search({ text, fields: ["id", "score"] })` answers `{id, score}` hits.
+   */
+  search<F extends keyof MemoryHit = keyof MemoryHit>(
+    query: SearchQuery & { fields?: F[] },
+  ): Promise<{ memories: Array<Pick<MemoryHit, F>>; total: number; next_offset: number | null; exact_filter: boolean }>;
   get(id: string): Promise<MemoryRecord | null>;
   edit(id: string, patch: Partial<MemoryRecordInput>, options?: { embedder?: Embedder }): Promise<MemoryRecord>;
   delete(ids: string[]): Promise<number>;

@@ -55,11 +55,12 @@ export class LongTermMemory {
    * recencyBoost?, distanceThreshold?, ef?}` plus AMS filters in snake_case
    * (`user_id: {eq}`, `topics: {any}`, `memory_type: {eq}`, `created_at:
    * {gte, lte}`, ...). Resolves to `{memories: [record + dist, score,
-   * score_type, segment], total, next_offset}`.
+   * score_type, segment], total, next_offset}`; with `fields: ["id",
+   * "score"]` each hit holds only those fields.
    */
-  async search({ text, mode, vector, limit, offset, hybridAlpha, fusion, recencyBoost, distanceThreshold, ef, embedder, ...filters } = {}) {
+  async search({ text, mode, vector, limit, offset, hybridAlpha, fusion, recencyBoost, distanceThreshold, ef, fields, embedder, ...filters } = {}) {
     if (vector !== undefined && !(vector instanceof Float32Array)) throw invalid("vector", "must be a Float32Array");
-    const body = toJson({ text, search_mode: mode, limit, offset, hybrid_alpha: hybridAlpha, fusion, recency_boost: recencyBoost, distance_threshold: distanceThreshold, ef, ...filters }, "query");
+    const body = toJson({ text, search_mode: mode, limit, offset, hybrid_alpha: hybridAlpha, fusion, recency_boost: recencyBoost, distance_threshold: distanceThreshold, ef, fields, ...filters }, "query");
     return JSON.parse(await call(() => this.#core.ltmSearch(body, vector, checkEmbedder(embedder) ?? this.#embedder)));
   }
 

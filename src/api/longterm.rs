@@ -3,7 +3,7 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::api::ltm_json::{patch_from_json, record_from_json, record_json};
+use crate::api::ltm_json::{patch_from_json, record_field, record_from_json, record_json, RECORD_FIELDS};
 use crate::api::services::Services;
 use crate::api::{parse_json, Ctx, Request};
 use crate::core::engine::{Applied, Op};
@@ -90,6 +90,33 @@ pub struct SearchBody {
     pub distance_threshold: Option<f64>,
     pub recency: Option<RecencyParams>,
     pub ef: Option<usize>,
+    /// edgemem: answer only these fields of each hit (record fields and
+    /// [`HIT_FIELDS`]); `None` is the whole AMS record.
+    pub fields: Option<Vec<&'static str>>,
+}
+
+/// The per-hit fields a search adds to the record.
+pub const HIT_FIELDS: [&str; 4] = ["dist", "score", "score_type", "segment"];
+
+/// Parses `fields`: known names only, each once.
+fn parse_fields(v: Option<&Value>) -> Result<Option<Vec<&'static str>>> {
+    let Some(v) = v.filter(|v| !v.is_null()) else { return Ok(None) };
+    let names = v.as_array().ok_or_else(|| Error::invalid("fields", "must be an array of field names"))?;
+    if names.is_empty() || names.len() > RECORD_FIELDS.len() + HIT_FIELDS.len() {
+        return Err(Error::invalid("fields", format!("must name 1 to {} fields", RECORD_FIELDS.len() + HIT_FIELDS.len())));
+    }
+    let mut out: Vec<&'static str> = Vec::with_capacity(names.len());
+    for (i, n) in names.iter().enumerate() {
+        let n = n.as_str().ok_or_else(|| Error::invalid(format!("fields[{i}]"), "must be a string"))?;
+        let known = RECORD_FIELDS.iter().chain(HIT_FIELDS.iter()).find(|f| **f == n).ok_or_else(|| {
+            Error::invalid(format!("fields[{i}]"), format!("unknown field {n:?} (a MemoryRecord field, or dist, score, score_type, segment)"))
+        })?;
+        if out.contains(known) {
+            return Err(Error::invalid(format!("fields[{i}]"), format!("{n:?} is named twice")));
+        }
+        out.push(known);
+    }
+    Ok(Some(out))
 }
 
 impl SearchBody {
@@ -141,6 +168,7 @@ impl SearchBody {
                 None | Some(Value::Null) => None,
                 Some(_) => Some(uint(o, "ef", 0, limits::VECTOR_EF_MAX)?),
             },
+            fields: parse_fields(o.get("fields"))?,
         })
     }
 }
@@ -176,12 +204,24 @@ pub async fn search<B: Backend>(store: &Store<B>, services: &dyn Services, body:
                 .iter()
                 .filter_map(|h| {
                     lt.record_by_key(h.key).map(|rec| {
-                        let mut v = record_json(rec);
-                        v["dist"] = json!(h.dist);
-                        v["score"] = json!(h.score);
-                        v["score_type"] = json!(score_type);
-                        v["segment"] = json!(h.segment);
-                        v
+                        let hit_field = |f: &str| match f {
+                            "dist" => json!(h.dist),
+                            "score" => json!(h.score),
+                            "score_type" => json!(score_type),
+                            "segment" => json!(h.segment),
+                            _ => record_field(rec, f),
+                        };
+                        match &body.fields {
+                            // Only what was asked for is built at all.
+                            Some(fields) => Value::Object(fields.iter().map(|f| ((*f).to_owned(), hit_field(f))).collect()),
+                            None => {
+                                let mut v = record_json(rec);
+                                for f in HIT_FIELDS {
+                                    v[f] = hit_field(f);
+                                }
+                                v
+                            }
+                        }
                     })
                 })
                 .collect();

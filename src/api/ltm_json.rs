@@ -88,29 +88,61 @@ pub fn record_from_json(field: &str, v: &Value, namespace: Option<&str>, now: Mi
 
 /// AMS's `MemoryRecord` JSON.
 pub fn record_json(r: &MemoryRecord) -> Value {
-    json!({
-        "id": r.id,
-        "text": r.text,
-        "session_id": r.session_id,
-        "user_id": r.user_id,
-        "namespace": r.namespace,
-        "last_accessed": format_rfc3339(r.last_accessed),
-        "created_at": format_rfc3339(r.created_at),
-        "updated_at": format_rfc3339(r.updated_at),
-        "pinned": r.pinned,
-        "access_count": r.access_count,
-        "topics": r.topics,
-        "entities": r.entities,
-        "memory_hash": r.memory_hash,
-        "discrete_memory_extracted": if r.discrete_memory_extracted { "t" } else { "f" },
-        "memory_type": r.memory_type.as_str(),
-        "persisted_at": r.persisted_at.map(format_rfc3339),
-        "extracted_from": r.extracted_from,
-        "event_date": r.event_date.map(format_rfc3339),
-        "extraction_strategy": r.extraction_strategy,
-        "extraction_strategy_config": r.extraction_strategy_config,
-        "metadata": r.metadata,
-    })
+    Value::Object(RECORD_FIELDS.iter().map(|&f| (f.to_owned(), record_field(r, f))).collect())
+}
+
+/// The fields of AMS's `MemoryRecord`, in its order.
+pub const RECORD_FIELDS: [&str; 21] = [
+    "id",
+    "text",
+    "session_id",
+    "user_id",
+    "namespace",
+    "last_accessed",
+    "created_at",
+    "updated_at",
+    "pinned",
+    "access_count",
+    "topics",
+    "entities",
+    "memory_hash",
+    "discrete_memory_extracted",
+    "memory_type",
+    "persisted_at",
+    "extracted_from",
+    "event_date",
+    "extraction_strategy",
+    "extraction_strategy_config",
+    "metadata",
+];
+
+/// One field of a record as JSON, so a lean answer builds only the fields
+/// asked for. `field` is one of [`RECORD_FIELDS`]; any other is `null`.
+pub fn record_field(r: &MemoryRecord, field: &str) -> Value {
+    match field {
+        "id" => json!(r.id),
+        "text" => json!(r.text),
+        "session_id" => json!(r.session_id),
+        "user_id" => json!(r.user_id),
+        "namespace" => json!(r.namespace),
+        "last_accessed" => json!(format_rfc3339(r.last_accessed)),
+        "created_at" => json!(format_rfc3339(r.created_at)),
+        "updated_at" => json!(format_rfc3339(r.updated_at)),
+        "pinned" => json!(r.pinned),
+        "access_count" => json!(r.access_count),
+        "topics" => json!(r.topics),
+        "entities" => json!(r.entities),
+        "memory_hash" => json!(r.memory_hash),
+        "discrete_memory_extracted" => json!(if r.discrete_memory_extracted { "t" } else { "f" }),
+        "memory_type" => json!(r.memory_type.as_str()),
+        "persisted_at" => json!(r.persisted_at.map(format_rfc3339)),
+        "extracted_from" => json!(r.extracted_from),
+        "event_date" => json!(r.event_date.map(format_rfc3339)),
+        "extraction_strategy" => json!(r.extraction_strategy),
+        "extraction_strategy_config" => json!(r.extraction_strategy_config),
+        "metadata" => json!(r.metadata),
+        _ => Value::Null,
+    }
 }
 
 /// AMS's `EditMemoryRecordRequest`: nulls and absent fields change nothing.

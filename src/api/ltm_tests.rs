@@ -173,3 +173,26 @@ fn episodes_record_recent_summarize_cap_and_ttl() {
     }
     assert_eq!(api.call("PUT", "/v1/episodes/config", r#"{"per_agent_max": 0}"#).status, 422);
 }
+
+#[test]
+fn search_answers_only_the_fields_asked_for() {
+    let mut api = Api::new();
+    seed(&mut api, None);
+    let full = api.call("POST", "/v1/long-term-memory/search", r#"{"text": "peanut allergy satay", "search_mode": "keyword", "limit": 3}"#);
+    let lean = api.call("POST", "/v1/long-term-memory/search", r#"{"text": "peanut allergy satay", "search_mode": "keyword", "limit": 3, "fields": ["id", "score"]}"#);
+    assert_eq!(lean.status, 200, "{}", lean.body);
+    assert_eq!(ids(&lean.body), ids(&full.body), "the same hits, in the same order");
+    for (l, f) in lean.body["memories"].as_array().unwrap().iter().zip(full.body["memories"].as_array().unwrap()) {
+        let keys: Vec<&str> = l.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(keys, ["id", "score"], "{l}");
+        assert_eq!(l["score"], f["score"]);
+    }
+    assert_eq!((lean.body["total"].clone(), lean.body["next_offset"].clone()), (full.body["total"].clone(), full.body["next_offset"].clone()));
+    let whole = api.call("POST", "/v1/long-term-memory/search", r#"{"text": "peanuts", "search_mode": "keyword"}"#);
+    let some = api.call("POST", "/v1/long-term-memory/search", r#"{"text": "peanuts", "search_mode": "keyword", "fields": ["text", "topics", "dist"]}"#);
+    assert_eq!(some.body["memories"][0], json!({ "text": "The user is allergic to peanuts and avoids satay dishes.", "topics": ["health"], "dist": whole.body["memories"][0]["dist"] }));
+    for (fields, what) in [(r#"[]"#, "empty"), (r#"["id", "id"]"#, "twice"), (r#"["id", "vector"]"#, "unknown"), (r#""id""#, "not an array"), (r#"[1]"#, "not a string")] {
+        let r = api.call("POST", "/v1/long-term-memory/search", &format!(r#"{{"text": "peanuts", "search_mode": "keyword", "fields": {fields}}}"#));
+        assert_eq!((r.status, r.body["code"].as_str()), (422, Some("invalid_input")), "{what}: {}", r.body);
+    }
+}

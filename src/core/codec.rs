@@ -18,7 +18,7 @@ use crate::core::error::{Error, Result};
 use crate::core::limits;
 
 /// The schema version this build writes. Older versions are migrated on load
-/// (see [`crate::core::migrate`]); newer ones are refused.
+/// (see [`crate::core::engine::migrate`]); newer ones are refused.
 pub const SCHEMA_VERSION: u32 = 1;
 
 const SNAPSHOT_MAGIC: &[u8; 8] = b"EDGEMEM\0";

@@ -15,7 +15,6 @@ pub mod ledger;
 pub mod limits;
 pub mod longterm;
 pub mod ltm;
-pub mod migrate;
 pub mod session;
 pub mod time;
 pub mod tokenizer;

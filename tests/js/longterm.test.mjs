@@ -106,3 +106,21 @@ test("episodic log: record, recent by kind, window summary, cap", async () => {
   assert.equal(s.by_kind.trade, 1);
   await rejectsWith(memory.episodes.record({ agent_id: "bot" }), "invalid_input");
 });
+
+test("search with fields answers only those fields, for the same hits; bad field lists are typed errors", async () => {
+  const memory = await Memory.open({ store: new MemoryStore() });
+  await memory.longTerm.create([
+    { id: "a", text: "The user is allergic to peanuts." },
+    { id: "b", text: "The user flew to Lisbon in March." },
+    { id: "c", text: "Peanut butter is on the shopping list." },
+  ]);
+  for (const mode of ["keyword", "semantic", "hybrid"]) {
+    const full = await memory.longTerm.search({ text: "peanuts", mode, limit: 3 });
+    const lean = await memory.longTerm.search({ text: "peanuts", mode, limit: 3, fields: ["id", "score"] });
+    assert.deepEqual(lean.memories, full.memories.map((m) => ({ id: m.id, score: m.score })), mode);
+    assert.equal(lean.total, full.total);
+  }
+  await rejectsWith(memory.longTerm.search({ text: "peanuts", fields: ["id", "embedding"] }), "invalid_input");
+  await rejectsWith(memory.longTerm.search({ text: "peanuts", fields: [] }), "invalid_input");
+  await rejectsWith(memory.longTerm.search({ text: "peanuts", fields: ["id", "id"] }), "invalid_input");
+});

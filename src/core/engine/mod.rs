@@ -16,11 +16,13 @@ use crate::core::ledger::{Ledger, LedgerApplied, LedgerOp, LedgerSnapshot};
 use crate::core::episodes::{Episode, EpisodicConfig, EpisodicLog, Recorded};
 use crate::core::limits;
 use crate::core::longterm::{LongTerm, LongTermSnapshot, LtmApplied, LtmOp};
-use crate::core::migrate;
 use crate::core::session::{validate_id, validate_messages, Message, Session};
 use crate::core::time::Millis;
 
 mod history;
+// A child of the engine, not a sibling: it builds engine ops and states, and
+// the engine calls it on load, so as siblings the two would depend on each other.
+pub mod migrate;
 
 pub use history::{HistoryApplied, HistoryOp, HistoryState};
 

@@ -21,7 +21,8 @@
 use std::collections::HashMap;
 
 use super::hnsw::{Graph, Layer};
-use super::segment::{Segment, Vectors};
+use super::rows::Vectors;
+use super::segment::Segment;
 use super::{Config, Loc, Metric, Quantization, VectorIndex, FLAT_SEGMENT_ID};
 use crate::core::error::{Error, Result};
 use crate::core::limits;

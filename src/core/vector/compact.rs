@@ -3,7 +3,8 @@
 //! rebuilt O(log n) times over an index's life).
 
 use super::hnsw::{self, BuildParams};
-use super::segment::{Segment, Vectors};
+use super::rows::Vectors;
+use super::segment::Segment;
 use super::{Loc, VectorIndex, FLAT_SEGMENT_ID};
 use crate::core::error::Result;
 use crate::core::limits;

@@ -15,7 +15,7 @@ use std::collections::BinaryHeap;
 use instant_distance::{Builder, Heuristic, Point};
 use serde::{Deserialize, Serialize, Serializer};
 
-use super::segment::{Query, Vectors};
+use super::rows::{Query, Vectors};
 use crate::core::error::{Error, Result};
 use crate::core::limits;
 

@@ -29,6 +29,7 @@ mod codec;
 mod compact;
 mod distance;
 mod hnsw;
+mod rows;
 mod search;
 mod segment;
 #[cfg(test)]
@@ -44,7 +45,8 @@ use search::How;
 use crate::core::error::{Error, Result, VectorCode};
 use crate::core::limits;
 use distance::{norm, quantize};
-use segment::{Query, Segment, Vectors};
+use rows::{Query, Vectors};
+use segment::Segment;
 
 /// How similarity is measured. Scores are similarities: higher is nearer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -6,7 +6,8 @@ use std::collections::BinaryHeap;
 
 use super::distance::{dot_f32, norm};
 use super::hnsw::{self, Beam, Cand, Effort};
-use super::segment::{Query, Segment};
+use super::rows::Query;
+use super::segment::Segment;
 use super::{Filter, Hit, SearchParams, VectorIndex};
 use crate::core::error::{Error, Result};
 use crate::core::limits;
