@@ -174,12 +174,17 @@ export class Memory {
   constructor(core, { embedder } = {}) {
     if (!(core instanceof MemoryCore)) throw new TypeError("use Memory.open()");
     this.#core = core;
-    this.#api = async (method, path, query = "", body, summarizer, embedder) =>
-      JSON.parse(await call(() => core.call(method, path, query, body === undefined ? "" : toJson(body, "body"), summarizer, embedder)));
-    this.longTerm = new LongTermMemory(core, this.#api, embedder);
+    // The one door into the API: every route, with the hooks and caller
+    // vectors it may use. `body` is an object, or JSON text already checked.
+    this.#api = async (method, path, query = "", body, summarizer, embedder, vectors) =>
+      JSON.parse(
+        await call(() =>
+          core.call(method, path, query, body === undefined ? "" : typeof body === "string" ? body : toJson(body, "body"), summarizer, embedder, vectors),
+        ),
+      );
+    this.longTerm = new LongTermMemory(this.#api, embedder);
     this.episodes = new Episodes(this.#api);
-    this.ledger = new Ledger(async (method, path, query, body) =>
-      JSON.parse(await call(() => core.ledger(method, path, query, body === undefined ? "" : toJson(body, "body")))),
+    this.ledger = new Ledger((method, path, query, body) => this.#api(method, `/v1/ledger/${path}`, query, body),
     );
   }
 

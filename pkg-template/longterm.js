@@ -1,7 +1,7 @@
 // Long-term memory: AMS MemoryRecords, found by meaning (the vector index),
 // by keyword (BM25) or both. Records and queries cross as JSON; vectors as
 // Float32Array.
-import { EdgememError, call, checkCount, checkId, invalid, toJson } from "./util.js";
+import { EdgememError, checkCount, checkId, invalid, toJson } from "./util.js";
 import { LIMITS } from "./limits.js";
 
 function flatVectors(vectors, n) {
@@ -25,12 +25,10 @@ function checkEmbedder(fn) {
 
 /** A tenant's long-term memory (`memory.longTerm`). */
 export class LongTermMemory {
-  #core;
   #api;
   #embedder;
 
-  constructor(core, api, embedder) {
-    this.#core = core;
+  constructor(api, embedder) {
     this.#api = api;
     this.#embedder = checkEmbedder(embedder);
   }
@@ -46,7 +44,7 @@ export class LongTermMemory {
     if (!Array.isArray(memories)) throw invalid("memories", "must be an array");
     const flat = flatVectors(vectors, memories.length);
     const body = toJson({ memories, deduplicate }, "memories");
-    return JSON.parse(await call(() => this.#core.ltmCreate(body, flat, checkEmbedder(embedder) ?? this.#embedder)));
+    return this.#api("POST", "/v1/long-term-memory/", "", body, undefined, checkEmbedder(embedder) ?? this.#embedder, flat);
   }
 
   /**
@@ -61,7 +59,7 @@ export class LongTermMemory {
   async search({ text, mode, vector, limit, offset, hybridAlpha, fusion, recencyBoost, distanceThreshold, ef, fields, embedder, ...filters } = {}) {
     if (vector !== undefined && !(vector instanceof Float32Array)) throw invalid("vector", "must be a Float32Array");
     const body = toJson({ text, search_mode: mode, limit, offset, hybrid_alpha: hybridAlpha, fusion, recency_boost: recencyBoost, distance_threshold: distanceThreshold, ef, fields, ...filters }, "query");
-    return JSON.parse(await call(() => this.#core.ltmSearch(body, vector, checkEmbedder(embedder) ?? this.#embedder)));
+    return this.#api("POST", "/v1/long-term-memory/search", "", body, undefined, checkEmbedder(embedder) ?? this.#embedder, vector);
   }
 
   /** The record, or null. */

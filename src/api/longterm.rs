@@ -7,7 +7,7 @@ use crate::api::ltm_json::{patch_from_json, record_field, record_from_json, reco
 use crate::api::services::Services;
 use crate::api::{parse_json, Ctx, Request};
 use crate::core::engine::{Applied, Op};
-use crate::core::error::{Error, Result};
+use crate::core::error::{Error, Result, VectorCode};
 use crate::core::limits;
 use crate::core::longterm::search::Fusion;
 use crate::core::longterm::{LtmApplied, LtmOp, Mode, NewRecord, SearchRequest};
@@ -329,13 +329,24 @@ pub async fn forget<B: Backend>(store: &Store<B>, req: &Request<'_>, now: Millis
 }
 
 /// Routes `/v1/long-term-memory...`.
+/// Splits one flat array of caller vectors into one per memory.
+fn split_vectors(flat: Option<Vec<f32>>, memories: usize) -> Result<Option<Vec<Vec<f32>>>> {
+    let Some(flat) = flat else { return Ok(None) };
+    let n = memories.max(1);
+    if flat.is_empty() || flat.len() % n != 0 {
+        return Err(Error::vector(VectorCode::DimensionMismatch, format!("{} components do not split into {} vectors", flat.len(), memories)));
+    }
+    Ok(Some(flat.chunks(flat.len() / n).map(<[f32]>::to_vec).collect()))
+}
+
 pub async fn route<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut Ctx<'_>, rest: &[&str]) -> Result<Value> {
     match (rest, req.method) {
         ([] | [""], "POST") => {
             let body: Value = parse_json(req.body)?;
             let memories = body.get("memories").and_then(Value::as_array).ok_or_else(|| Error::invalid("memories", "is required: an array"))?;
             let dedup = !matches!(body.get("deduplicate"), Some(Value::Bool(false)));
-            let (created, duplicates) = create(store, ctx, memories, None, dedup).await?;
+            let vectors = split_vectors(ctx.vectors.take(), memories.len())?;
+            let (created, duplicates) = create(store, ctx, memories, vectors, dedup).await?;
             Ok(json!({ "status": "ok", "created": created, "duplicates": duplicates }))
         }
         ([] | [""], "DELETE") => {
@@ -353,7 +364,8 @@ pub async fn route<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut Ct
         }
         (["search"], "POST") => {
             let body = SearchBody::parse(&parse_json::<Value>(req.body)?)?;
-            search(store, ctx.services, &body, None, ctx.now).await
+            let vector = ctx.vectors.take();
+            search(store, ctx.services, &body, vector, ctx.now).await
         }
         (["forget"], "POST") => forget(store, req, ctx.now).await,
         ([id], "GET") => {

@@ -92,6 +92,17 @@ pub struct Ctx<'a> {
     pub body_bytes_max: usize,
     /// Encodings and the summarizer hook.
     pub services: &'a dyn services::Services,
+    /// Caller vectors of a long-term create (one flat array of
+    /// `memories × dim`) or search (the query): the JS API passes a
+    /// `Float32Array`; HTTP has none, and texts are embedded instead.
+    pub vectors: Option<Vec<f32>>,
+}
+
+impl<'a> Ctx<'a> {
+    /// A context with no caller vectors.
+    pub fn new(now: Millis, random: &'a mut dyn FnMut() -> [u8; 10], namespace: Option<&'a str>, body_bytes_max: usize, services: &'a dyn services::Services) -> Ctx<'a> {
+        Ctx { now, random, namespace, body_bytes_max, services, vectors: None }
+    }
 }
 
 /// Splits `path?query` and decodes the query.
@@ -191,7 +202,10 @@ pub async fn handle<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut C
     }
 }
 
-async fn route<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut Ctx<'_>) -> Result<Response> {
+/// The one door into the API: every front end (HTTP in the Worker, `call`
+/// in the JS API, the tests) routes through here and gets the typed error,
+/// which [`handle`] turns into `{"detail", "code"}` for HTTP.
+pub async fn route<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut Ctx<'_>) -> Result<Response> {
     if req.body.len() > ctx.body_bytes_max {
         return Err(Error::too_large("request body", req.body.len(), ctx.body_bytes_max));
     }

@@ -60,7 +60,7 @@ impl Api {
             r[2..].copy_from_slice(&counter.to_be_bytes());
             r
         };
-        let mut ctx = Ctx { now: self.now, random: &mut random, namespace: None, body_bytes_max: 1024 * 1024, services: &self.services };
+        let mut ctx = Ctx::new(self.now, &mut random, None, 1024 * 1024, &self.services);
         now_or_never(handle(&self.store, &req, &mut ctx)).expect("in-memory routes complete at once")
     }
 }

@@ -1,6 +1,6 @@
-//! History, agent configuration, the tool cache and prompt assembly for JS:
-//! one entry point that runs an API route in process, with the caller's
-//! summarizer hook and the encodings this instance has loaded.
+//! The host services of the JS API: the caller's summarizer and embedder
+//! hooks (async JS functions) and the encodings this instance has loaded.
+//! Routes reach them through the one door (`door.rs`).
 
 use std::rc::Rc;
 
@@ -9,11 +9,9 @@ use js_sys::{Function, Promise};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
-use super::{check_body, json_text, promise, random_bits, to_js_error, MemoryCore};
+use super::to_js_error;
 use crate::api::services::Services;
-use crate::api::{self, Ctx};
 use crate::core::error::{Error, Result};
-use crate::core::limits;
 use crate::core::session::Message;
 use crate::core::tokenizer::{Encoding, EncodingName};
 
@@ -91,33 +89,3 @@ fn js_reason(e: &JsValue) -> String {
     e.as_string().unwrap_or_else(|| format!("{e:?}"))
 }
 
-#[wasm_bindgen]
-impl MemoryCore {
-    /// Runs an API route in process: `method`, `path` (`/v1/...`), `query`
-    /// (`a=1&b=2`), `body_json`; `summarizer` is the optional hook. Resolves
-    /// to the response body as JSON text, or rejects with the typed error.
-    pub fn call(&self, method: String, path: String, query: String, body_json: String, summarizer: JsValue, embedder: JsValue) -> Promise {
-        promise(&self.inner, move |inner| async move {
-            check_body(&body_json)?;
-            let services = JsServices { summarizer: optional_fn("summarizer", summarizer)?, embedder: optional_fn("embedder", embedder)? };
-            let req = api::Request { method: &method, path: &path, query: api::parse_query(&query), body: body_json.as_bytes() };
-            let mut rand = random_bits;
-            let namespace = inner.namespace.as_deref();
-            let mut ctx = Ctx { now: inner.now()?, random: &mut rand, namespace, body_bytes_max: limits::REQUEST_BODY_BYTES_CEILING, services: &services };
-            let r = api::handle(&inner.store, &req, &mut ctx).await;
-            if r.status != 200 {
-                let code = r.body["code"].as_str().unwrap_or("internal");
-                let detail = r.body["detail"].as_str().unwrap_or("");
-                return Err(js_error(code, detail));
-            }
-            json_text(&r.body)
-        })
-    }
-}
-
-pub(super) fn js_error(code: &str, detail: &str) -> JsValue {
-    let err = js_sys::Error::new(detail);
-    err.set_name("EdgememError");
-    let _ = js_sys::Reflect::set(&err, &"code".into(), &code.into());
-    err.into()
-}

@@ -5,7 +5,7 @@
 
 mod backend;
 mod history;
-mod longterm;
+mod door;
 mod tokenizer;
 mod vector;
 
@@ -15,7 +15,7 @@ use js_sys::{Function, Promise, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
-use crate::api::{self, Ctx};
+use crate::api;
 use crate::core::error::Error;
 use crate::core::limits;
 use crate::core::time::{Millis, MILLIS_MAX};
@@ -105,8 +105,7 @@ impl MemoryCore {
         promise(&self.inner, move |inner| async move {
             check_body(&body_json)?;
             let mut rand = random_bits;
-            let namespace = inner.namespace.as_deref();
-            let mut ctx = Ctx { now: inner.now()?, random: &mut rand, namespace, body_bytes_max: limits::REQUEST_BODY_BYTES_CEILING, services: &api::services::Offline };
+            let mut ctx = door::ctx(&inner, &mut rand, &api::services::Offline)?;
             let (store, id, body) = (&inner.store, session_id.as_str(), body_json.as_bytes());
             let v = match kind {
                 Write::Put => api::put_session(store, &mut ctx, id, body).await,
@@ -224,22 +223,6 @@ impl MemoryCore {
         promise(&self.inner, |inner| async move {
             let s = inner.store.snapshot().await.map_err(|e| to_js_error(&e))?;
             stats_json(s)
-        })
-    }
-
-    /// Calls a `/v1/ledger/{path}` route in process: `path` like
-    /// `accounts/agent/history`, `query` like `limit=10`, `body_json` the
-    /// request body. Resolves to the response body as JSON text.
-    pub fn ledger(&self, method: String, path: String, query: String, body_json: String) -> Promise {
-        promise(&self.inner, move |inner| async move {
-            check_body(&body_json)?;
-            let segs: Vec<&str> = path.split('/').collect();
-            let req = api::Request { method: &method, path: &path, query: api::parse_query(&query), body: body_json.as_bytes() };
-            let mut rand = random_bits;
-            let namespace = inner.namespace.as_deref();
-            let mut ctx = Ctx { now: inner.now()?, random: &mut rand, namespace, body_bytes_max: limits::REQUEST_BODY_BYTES_CEILING, services: &api::services::Offline };
-            let r = api::ledger::route(&inner.store, &req, &mut ctx, &segs).await.map_err(|e| to_js_error(&e))?;
-            json_text(&r.body)
         })
     }
 

@@ -233,7 +233,7 @@ impl MemoryObject {
         let api_req = api::Request { method: method.as_ref(), path: url.path(), query, body: &body };
         let mut rand = random_bits;
         let services = services::WorkerServices { env: &self.env };
-        let mut ctx = Ctx { now: now_ms(), random: &mut rand, namespace: namespace.as_deref(), body_bytes_max: limits::REQUEST_BODY_BYTES_CEILING, services: &services };
+        let mut ctx = Ctx::new(now_ms(), &mut rand, namespace.as_deref(), limits::REQUEST_BODY_BYTES_CEILING, &services);
         let resp = api::handle(&store, &api_req, &mut ctx).await;
         if method != Method::Get && resp.status == 200 {
             self.schedule(store.read(|e| e.next_expiry()).await?).await?;

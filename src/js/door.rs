@@ -1,0 +1,44 @@
+//! The one door from JS into the API: `MemoryCore.call(method, path, query,
+//! body, summarizer, embedder, vectors)` runs any route in process through
+//! [`api::route`], the same router the Worker serves, and rejects with the
+//! typed error itself (no detour through an HTTP error body). Every `Ctx`
+//! of the JS API is made by [`ctx`].
+
+use js_sys::Promise;
+use wasm_bindgen::prelude::*;
+
+use super::history::{optional_fn, JsServices};
+use super::{check_body, json_text, promise, random_bits, to_js_error, Inner, MemoryCore};
+use crate::api::{self, services::Services, Ctx};
+use crate::core::limits;
+
+/// The context of one JS call: the tenant's namespace, its clock, and the
+/// body cap of the JS API (the ceiling: a caller in process is trusted with
+/// the largest body an op may hold).
+pub(super) fn ctx<'a>(inner: &'a Inner, random: &'a mut dyn FnMut() -> [u8; 10], services: &'a dyn Services) -> Result<Ctx<'a>, JsValue> {
+    Ok(Ctx::new(inner.now()?, random, inner.namespace.as_deref(), limits::REQUEST_BODY_BYTES_CEILING, services))
+}
+
+#[wasm_bindgen]
+impl MemoryCore {
+    /// Runs an API route in process: `method`, `path` (`/v1/...`), `query`
+    /// (`a=1&b=2`), `body_json`; `summarizer` and `embedder` are optional
+    /// hooks; `vectors` the caller's embeddings of a long-term create (one
+    /// flat `Float32Array`) or its query vector for a search. Resolves to
+    /// the response body as JSON text, or rejects with the typed error.
+    // Positional, as wasm-bindgen passes JS arguments: an options object
+    // would cost a serde-wasm-bindgen conversion on every call.
+    #[allow(clippy::too_many_arguments)]
+    pub fn call(&self, method: String, path: String, query: String, body_json: String, summarizer: JsValue, embedder: JsValue, vectors: Option<Vec<f32>>) -> Promise {
+        promise(&self.inner, move |inner| async move {
+            check_body(&body_json)?;
+            let services = JsServices { summarizer: optional_fn("summarizer", summarizer)?, embedder: optional_fn("embedder", embedder)? };
+            let req = api::Request { method: &method, path: &path, query: api::parse_query(&query), body: body_json.as_bytes() };
+            let mut rand = random_bits;
+            let mut ctx = ctx(&inner, &mut rand, &services)?;
+            ctx.vectors = vectors;
+            let r = api::route(&inner.store, &req, &mut ctx).await.map_err(|e| to_js_error(&e))?;
+            json_text(&r.body)
+        })
+    }
+}
