@@ -29,31 +29,7 @@ export type ErrorCode =
   | "zero_vector"
   | "tool_not_allowed"
   | "prompt_rejected"
-  | "exists_with_different_debit_account"
-  | "exists_with_different_credit_account"
-  | "exists_with_different_amount"
-  | "exists_with_different_flags"
-  | "exists_with_different_timeout"
-  | "exists_with_different_metadata"
-  | "linked_event_failed"
-  | "linked_event_chain_open"
-  | "accounts_must_be_different"
-  | "debit_account_not_found"
-  | "credit_account_not_found"
-  | "accounts_must_have_the_same_asset"
-  | "timeout_reserved_for_pending_transfer"
-  | "exceeds_credits"
-  | "exceeds_debits"
-  | "exceeds_max_transfer"
-  | "overflows_debits"
-  | "overflows_credits"
-  | "ledger_full"
-  | "pending_transfer_not_found"
-  | "pending_transfer_not_pending"
-  | "pending_transfer_already_posted"
-  | "pending_transfer_already_voided"
-  | "pending_transfer_expired"
-  | "exceeds_pending_transfer_amount";
+  | Exclude<TransferResultCode, "created" | "exists">;
 // </generated ErrorCode>
 
 // <generated TransferResultCode: tests/registry.rs writes this block; do not edit>

@@ -54,7 +54,7 @@ fn api_routes_answer_on_wasm32() {
     let mut call = |method: &str, target: &str, body: &str| {
         let (path, query) = api::split_target(target);
         let req = Request { method, path, query, body: body.as_bytes() };
-        let mut ctx = Ctx { now: 1_795_000_000_000, random: &mut rand, namespace: None, body_bytes_max: 1 << 20, services: &api::services::Offline };
+        let mut ctx = Ctx::new(1_795_000_000_000, &mut rand, None, 1 << 20, &api::services::Offline);
         now_or_never(api::handle(&store, &req, &mut ctx)).unwrap()
     };
     assert_eq!(call("PUT", "/v1/working-memory/x", r#"{"messages":[{"role":"user","content":"hi"}]}"#).status, 200);
@@ -150,7 +150,7 @@ fn history_and_long_term_routes_on_wasm32() {
     let mut call = |method: &str, target: &str, body: &str| {
         let (path, query) = api::split_target(target);
         let req = Request { method, path, query, body: body.as_bytes() };
-        let mut ctx = Ctx { now: 1_795_000_000_000, random: &mut rand, namespace: None, body_bytes_max: 1 << 20, services: &api::services::Offline };
+        let mut ctx = Ctx::new(1_795_000_000_000, &mut rand, None, 1 << 20, &api::services::Offline);
         now_or_never(api::handle(&store, &req, &mut ctx)).unwrap()
     };
     let turns: Vec<String> = (0..60).map(|i| format!(r#"{{"role":"user","content":"Turn {i}: parcel P-{i} ships to Porto."}}"#)).collect();
