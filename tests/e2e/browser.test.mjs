@@ -12,7 +12,7 @@ import assert from "node:assert/strict";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { browserHarness } from "./harness.mjs";
+import { browserHarness, switchToWorker } from "./harness.mjs";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const SITE = join(ROOT, "target", "site");
@@ -74,12 +74,7 @@ async function addMessage(page, role, content) {
 
 /** Switches the page to the Worker backend on `namespace`. */
 async function useWorkerOn(page, namespace) {
-  await page.check("#backend-worker");
-  await page.fill("#api-token", WORKER_TOKEN);
-  await page.fill("#namespace", namespace);
-  // Enter commits the field through a real "change", so leaving it later fires none.
-  await page.press("#namespace", "Enter");
-  await page.locator("#status", { hasText: `Worker API, namespace "${namespace}"` }).waitFor();
+  await switchToWorker(page, namespace, WORKER_TOKEN);
   assert.match(await page.textContent("#worker-version"), /\d+\.\d+\.\d+/);
 }
 

@@ -9,7 +9,8 @@ import { join } from "node:path";
 import { chromium } from "playwright-core";
 import { startWranglerDev } from "./wrangler-dev.mjs";
 
-const CHROMIUM_ARGS = [
+/** Debian Chromium, headless, and nothing leaves 127.0.0.1. */
+export const CHROMIUM_ARGS = [
   "--no-sandbox",
   "--disable-gpu",
   "--disable-quic",
@@ -84,4 +85,17 @@ export function browserHarness({ root, required, profilePrefix, viewport, action
   }
 
   return h;
+}
+
+/**
+ * Switches the page to the Worker backend on `namespace` and waits until the
+ * page says so. Callers wait for their own panel afterwards.
+ */
+export async function switchToWorker(page, namespace, token = process.env.EDGEMEM_E2E_TOKEN ?? "") {
+  await page.check("#backend-worker");
+  await page.fill("#api-token", token);
+  await page.fill("#namespace", namespace);
+  // Enter commits the field through a real "change", so leaving it later fires none.
+  await page.press("#namespace", "Enter");
+  await page.locator("#status", { hasText: `Worker API, namespace "${namespace}"` }).waitFor();
 }

@@ -15,7 +15,7 @@ import assert from "node:assert/strict";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { browserHarness } from "./harness.mjs";
+import { browserHarness, switchToWorker } from "./harness.mjs";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const SITE = join(ROOT, "target", "site");
@@ -56,11 +56,7 @@ async function reload(page) {
 }
 
 async function useWorkerOn(page, namespace) {
-  await page.check("#backend-worker");
-  await page.fill("#api-token", WORKER_TOKEN);
-  await page.fill("#namespace", namespace);
-  await page.press("#namespace", "Enter");
-  await page.locator("#status", { hasText: `Worker API, namespace "${namespace}"` }).waitFor();
+  await switchToWorker(page, namespace, WORKER_TOKEN);
   await page.locator("#ltm-backend", { hasText: namespace }).waitFor();
   await idle(page);
 }

@@ -12,18 +12,7 @@ import { pathToFileURL } from "node:url";
 import { chromium } from "playwright-core";
 import { build, createServer, preview } from "vite";
 import { packPkg } from "./pack.mjs";
-
-// As tests/e2e/harness.mjs: nothing leaves 127.0.0.1.
-const CHROMIUM_ARGS = [
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
-];
+import { CHROMIUM_ARGS } from "../e2e/harness.mjs";
 
 const TEXT = "Tokens under Vite: naïve café, 東京, emoji 🎉 and code `let x = 42;`";
 // gpt-4o counts with o200k_base, loaded on first use like Tokenizer.load.
