@@ -435,7 +435,14 @@ export class Memory {
   /** PUT with a window: compacts past 70 % of it and fills the context gauges. */
   putSession(sessionId: string, session?: SessionInput, options?: WindowOptions & SummarizerOptions): Promise<Session & { compaction_error?: { detail: string; code: string } }>;
   compact(sessionId: string, options: CompactOptions): Promise<CompactResult>;
-  prompt(request: PromptRequest): Promise<PromptResult>;
+  /**
+   * `as` (default `"object"`): `"plan"` answers what to send by reference
+   * (no messages built); `"bytes"` the UTF-8 JSON answer as written by Rust,
+   * never parsed in JS (hand it to a `Response` or a socket).
+   */
+  prompt(request: PromptRequest & { as?: "object" }): Promise<PromptResult>;
+  prompt(request: PromptRequest & { as: "plan" }): Promise<PromptPlanResult>;
+  prompt(request: PromptRequest & { as: "bytes" }): Promise<Uint8Array>;
   toMessages(sessionId: string, options?: { format?: "openai" | "anthropic" | "neutral" }): Promise<{ messages: ChatMessage[]; system?: string }>;
   archivedMessages(sessionId: string, options?: { offset?: number; limit?: number }): Promise<{ messages: Message[]; total: number }>;
   agent(agentId: string): AgentConfig;
@@ -672,6 +679,18 @@ export interface PromptResult {
   memories_kept: number;
   dropped: { turns: number; memories: number; truncated: string[]; omitted: string[] };
   counting: string;
+}
+
+/** `prompt({ as: "plan" })`: the report, and what to send by reference. */
+export interface PromptPlanResult extends Omit<PromptResult, "messages" | "system"> {
+  plan: {
+    /** Ids of the session turns kept, oldest first (the newest turns). */
+    turn_ids: string[];
+    /** The running summary as it goes into the prompt (possibly cut), or null. */
+    summary: string | null;
+    /** How many of the given memories fit, best first. */
+    memories_kept: number;
+  };
 }
 
 export interface AgentConfigState {

@@ -25,6 +25,8 @@ export { LIMITS } from "./limits.js";
 /** The raw segmented vector index (typed arrays in and out; errors carry `.code`). */
 export { VectorIndex } from "./edgemem_wasm.js";
 
+const UTF8 = new TextEncoder();
+
 function sessionPath(sessionId) {
   return `/v1/working-memory/${encodeURIComponent(checkId(sessionId))}`;
 }
@@ -256,10 +258,13 @@ export class Memory {
    * turns_kept, memories_kept, dropped, counting}` (`format`: `openai`,
    * `anthropic` with a separate `system`, or `neutral`).
    */
-  async prompt({ query, sessionId, agentId, model, windowTokens, reserveForOutput, toolsTokens, memories, format } = {}) {
+  async prompt({ query, sessionId, agentId, model, windowTokens, reserveForOutput, toolsTokens, memories, format, as = "object" } = {}) {
+    if (!["object", "plan", "bytes"].includes(as)) throw invalid("as", `${JSON.stringify(as)} is not object, plan or bytes`);
     await encodingFor(model);
-    const body = { query, session_id: sessionId, agent_id: agentId, model, window_tokens: windowTokens, reserve_for_output: reserveForOutput, tools_tokens: toolsTokens, memories, format };
-    return this.#api("POST", "/v1/prompt", "", body);
+    const body = { query, session_id: sessionId, agent_id: agentId, model, window_tokens: windowTokens, reserve_for_output: reserveForOutput, tools_tokens: toolsTokens, memories, format, as: as === "plan" ? "plan" : undefined };
+    if (as !== "bytes") return this.#api("POST", "/v1/prompt", "", body);
+    // The answer Rust wrote, as UTF-8, never parsed here.
+    return UTF8.encode(await call(() => this.#core.call("POST", "/v1/prompt", "", toJson(body, "request"))));
   }
 
   /** The summary first, then the verbatim turns, in `openai` or `anthropic` shape. */

@@ -13,7 +13,7 @@ use crate::core::engine::{Applied, HistoryApplied, HistoryOp, Op};
 use crate::core::error::{Error, Result};
 use crate::core::history::compact::{self, check_summary, CompactionConfig, Usage};
 use crate::core::history::extractive;
-use crate::core::history::prompt::{assemble, render_anthropic, render_openai, ChatMessage, PromptBudget, PromptParts};
+use crate::core::history::prompt::{assemble, render_anthropic, render_openai, ChatMessage, PromptBudget, PromptParts, SUMMARY_HEADING};
 use crate::core::limits;
 use crate::core::session::{validate_id, Session};
 use crate::core::time::Millis;
@@ -257,12 +257,21 @@ pub struct PromptBody {
     /// `openai` (default), `anthropic` or `neutral`.
     #[serde(default)]
     pub format: Option<String>,
+    /// `object` (default): the messages and the report. `plan`: the report
+    /// and what to send, by reference (the kept turns' ids, the summary, how
+    /// many memories), for callers that hold the messages themselves.
+    #[serde(default, rename = "as")]
+    pub shape: Option<String>,
 }
 
 /// An assembled prompt plus how it was counted.
 pub struct PromptOut {
     pub messages: Vec<ChatMessage>,
     pub report: Value,
+    /// Ids of the session turns kept, oldest first (a suffix of the session).
+    pub turn_ids: Vec<String>,
+    /// The summary as it went into the prompt (possibly cut), if it did.
+    pub summary: Option<String>,
 }
 
 /// Assembles a prompt from stored state: the agent's system text, the
@@ -281,29 +290,32 @@ pub async fn prompt<B: Backend>(store: &Store<B>, services: &dyn Services, body:
     budget.reserve_for_output_tokens = reserve;
     budget.tools_tokens = body.tools_tokens.unwrap_or(0);
     let counter = counter_for(services, body.model.as_deref()).await?;
-    let (system, session) = store
-        .read(|e| {
-            let system = body.agent_id.as_deref().and_then(|a| e.agent(a)).map(|c| c.system_text()).filter(|s| !s.is_empty());
-            let session = body.session_id.as_deref().map(|id| e.session(id, now).cloned());
-            (system, session)
-        })
-        .await?;
     if let Some(a) = &body.agent_id {
         validate_id("agent_id", a)?;
     }
-    let session = match (session, &body.session_id) {
-        (Some(Some(s)), _) => Some(s),
-        (Some(None), Some(id)) => return Err(Error::not_found("session", id)),
-        _ => None,
-    };
-    let parts = PromptParts {
-        system: system.as_deref(),
-        summary: session.as_ref().and_then(|s| s.context.as_deref()),
-        turns: session.as_ref().map_or(&[][..], |s| s.messages.as_slice()),
-        memories: &body.memories,
-        query: body.query.as_deref(),
-    };
-    let a = assemble(&counter, &budget, &parts)?;
+    // Assembled where the session lives: it is read, never copied.
+    let (a, turn_ids, summary) = store
+        .read(|e| -> Result<_> {
+            let system = body.agent_id.as_deref().and_then(|a| e.agent(a)).map(|c| c.system_text()).filter(|s| !s.is_empty());
+            let session = match body.session_id.as_deref() {
+                Some(id) => Some(e.session(id, now).ok_or_else(|| Error::not_found("session", id))?),
+                None => None,
+            };
+            let turns = session.map_or(&[][..], |s| s.messages.as_slice());
+            let parts = PromptParts {
+                system: system.as_deref(),
+                summary: session.and_then(|s| s.context.as_deref()),
+                turns,
+                memories: &body.memories,
+                query: body.query.as_deref(),
+            };
+            let a = assemble(&counter, &budget, &parts)?;
+            let turn_ids: Vec<String> = turns[turns.len() - a.turns_kept.min(turns.len())..].iter().map(|m| m.id.clone()).collect();
+            let heading = format!("{SUMMARY_HEADING}\n");
+            let summary = a.messages.iter().find(|m| m.role == "system" && m.content.starts_with(&heading)).map(|m| m.content[heading.len()..].to_owned());
+            Ok((a, turn_ids, summary))
+        })
+        .await??;
     let report = json!({
         "used_tokens": a.used_tokens,
         "left_tokens": a.left_tokens,
@@ -314,14 +326,24 @@ pub async fn prompt<B: Backend>(store: &Store<B>, services: &dyn Services, body:
         "dropped": a.dropped,
         "counting": counter.describe(),
     });
-    Ok(PromptOut { messages: a.messages, report })
+    Ok(PromptOut { messages: a.messages, report, turn_ids, summary })
 }
 
 /// `POST /v1/prompt`: the messages in the requested vendor shape plus the report.
 pub async fn prompt_route<B: Backend>(store: &Store<B>, services: &dyn Services, body: &[u8], now: Millis) -> Result<Value> {
     let body: PromptBody = parse_json(body)?;
+    let plan = match body.shape.as_deref() {
+        None | Some("object") => false,
+        Some("plan") => true,
+        Some(other) => return Err(Error::invalid("as", format!("{other:?} is not object or plan"))),
+    };
     let out = prompt(store, services, &body, now).await?;
     let mut r = out.report;
+    if plan {
+        // No message is built or sent: the caller holds the turns.
+        r["plan"] = json!({ "turn_ids": out.turn_ids, "summary": out.summary, "memories_kept": r["memories_kept"] });
+        return Ok(r);
+    }
     match body.format.as_deref().unwrap_or("openai") {
         "openai" => r["messages"] = render_openai(&out.messages),
         "anthropic" => {

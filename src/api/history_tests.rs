@@ -173,3 +173,29 @@ fn tool_calls_respect_the_allow_list_and_validate_arguments() {
         assert_eq!(api.call("POST", "/v1/tools/call", body).body["code"], code, "{body}");
     }
 }
+
+#[test]
+fn prompt_as_plan_names_what_to_send_without_building_it() {
+    let mut api = Api::new();
+    let mut s = turns(40);
+    s["context"] = json!("Ana ships parcels to Porto.");
+    api.call("PUT", "/v1/working-memory/s", &s.to_string());
+    let body = |shape: &str| format!(r#"{{"query": "Status?", "session_id": "s", "window_tokens": 300, "memories": ["The user is Ana.", "Ana likes rail."]{shape}}}"#);
+    let full = api.call("POST", "/v1/prompt", &body(""));
+    let plan = api.call("POST", "/v1/prompt", &body(r#", "as": "plan""#));
+    assert_eq!(plan.status, 200, "{}", plan.body);
+    assert!(plan.body.get("messages").is_none(), "a plan carries no messages: {}", plan.body);
+    let kept = full.body["turns_kept"].as_u64().unwrap() as usize;
+    assert!(kept > 0 && kept < 40, "the window keeps some turns, not all: {}", full.body);
+    // The ids are the newest `kept` turns of the session, oldest first.
+    let session = api.call("GET", "/v1/working-memory/s", "");
+    let ids: Vec<&str> = session.body["messages"].as_array().unwrap().iter().map(|m| m["id"].as_str().unwrap()).collect();
+    assert_eq!(plan.body["plan"]["turn_ids"], json!(ids[40 - kept..]));
+    assert_eq!(plan.body["plan"]["summary"], "Ana ships parcels to Porto.");
+    assert_eq!(plan.body["plan"]["memories_kept"], full.body["memories_kept"]);
+    for k in ["used_tokens", "left_tokens", "turns_kept", "dropped"] {
+        assert_eq!(plan.body[k], full.body[k], "{k}: the plan is the same assembly");
+    }
+    assert_eq!(api.call("POST", "/v1/prompt", &body(r#", "as": "object""#)).body["messages"], full.body["messages"]);
+    assert_eq!(api.call("POST", "/v1/prompt", &body(r#", "as": "bytes""#)).body["code"], "invalid_input");
+}

@@ -141,3 +141,22 @@ test("tool schemas and resolveFunctionCall honour the allow-list", async () => {
   await rejectsWith(memory.resolveFunctionCall("get_working_memory", { sid: "s" }), "invalid_input");
   await rejectsWith(memory.resolveFunctionCall("nope", {}), "not_found");
 });
+
+test("prompt as plan names the kept turns by id; as bytes is the UTF-8 JSON answer", async () => {
+  const memory = await Memory.open({ store: new MemoryStore() });
+  const messages = Array.from({ length: 30 }, (_, i) => ({ role: i % 2 ? "assistant" : "user", content: `Turn ${i}: parcel P-${i} ships to Porto.` }));
+  await memory.putSession("p", { messages, context: "Ana ships parcels." });
+  const request = { query: "Status?", sessionId: "p", windowTokens: 250 };
+  const full = await memory.prompt(request);
+  const plan = await memory.prompt({ ...request, as: "plan" });
+  assert.equal(plan.messages, undefined);
+  const ids = (await memory.getSession("p")).messages.map((m) => m.id);
+  assert.ok(full.turns_kept > 0 && full.turns_kept < 30);
+  assert.deepEqual(plan.plan.turn_ids, ids.slice(30 - full.turns_kept));
+  assert.equal(plan.plan.summary, "Ana ships parcels.");
+  assert.equal(plan.used_tokens, full.used_tokens);
+  const bytes = await memory.prompt({ ...request, as: "bytes" });
+  assert.ok(bytes instanceof Uint8Array);
+  assert.deepEqual(JSON.parse(new TextDecoder().decode(bytes)), full);
+  await assert.rejects(memory.prompt({ ...request, as: "xml" }), (e) => e.code === "invalid_input");
+});
