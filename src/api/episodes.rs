@@ -10,7 +10,7 @@ use crate::core::episodes::{AtCap, Episode, EpisodicConfig};
 use crate::core::error::{Error, Result};
 use crate::core::ids::ulid;
 use crate::core::limits;
-use crate::core::ltm::filter::parse_time;
+use crate::core::retrieval::filter::parse_time;
 use crate::core::time::format_rfc3339;
 use crate::store::{Backend, Store};
 

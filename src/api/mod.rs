@@ -12,7 +12,6 @@ pub mod episodes;
 pub mod history;
 pub mod ledger;
 pub mod longterm;
-pub mod ltm_json;
 pub mod services;
 pub mod tools;
 pub mod working_memory;
@@ -433,5 +432,3 @@ pub async fn expire<B: Backend>(store: &Store<B>, now: Millis) -> Result<Option<
 mod tests;
 #[cfg(test)]
 mod history_tests;
-#[cfg(test)]
-mod ltm_tests;

@@ -14,7 +14,7 @@ pub mod ids;
 pub mod ledger;
 pub mod limits;
 pub mod longterm;
-pub mod ltm;
+pub mod retrieval;
 pub mod session;
 pub mod time;
 pub mod tokenizer;

@@ -18,8 +18,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::core::error::{Error, Result, VectorCode};
 use crate::core::limits;
-use crate::core::ltm::record::{MemoryPatch, MemoryRecord};
-use crate::core::ltm::{Analyzer, Bm25Index, Bm25Params};
+use crate::core::retrieval::record::{MemoryPatch, MemoryRecord};
+use crate::core::retrieval::{Analyzer, Bm25Index, Bm25Params};
 use crate::core::time::Millis;
 use crate::core::vector::{self, CompactReport, VectorIndex};
 

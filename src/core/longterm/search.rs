@@ -11,9 +11,9 @@ use std::collections::HashSet;
 
 use crate::core::error::{Error, Result};
 use crate::core::limits;
-use crate::core::ltm::filter::Filter;
-use crate::core::ltm::rank::{alpha_hybrid, normalize_by_max, rerank_with_recency, rrf, RecencyHit, RecencyParams, TextNorm};
-use crate::core::ltm::{Bm25Scratch, KeyFilter};
+use crate::core::retrieval::filter::Filter;
+use crate::core::retrieval::rank::{alpha_hybrid, normalize_by_max, rerank_with_recency, rrf, RecencyHit, RecencyParams, TextNorm};
+use crate::core::retrieval::{Bm25Scratch, KeyFilter};
 use crate::core::time::Millis;
 use crate::core::vector::{self, Hit, Scratch, SearchParams};
 
@@ -99,7 +99,7 @@ const RRF_K: f64 = 60.0;
 
 impl LongTerm {
     /// The record stored under `key`.
-    pub fn record_by_key(&self, key: u64) -> Option<&crate::core::ltm::record::MemoryRecord> {
+    pub fn record_by_key(&self, key: u64) -> Option<&crate::core::retrieval::record::MemoryRecord> {
         self.records.get(&key)
     }
 

@@ -4,8 +4,8 @@
 use super::search::Fusion;
 use super::*;
 use crate::core::engine::{Applied, Engine, Op};
-use crate::core::ltm::filter::Filter;
-use crate::core::ltm::record::MemoryType;
+use crate::core::retrieval::filter::Filter;
+use crate::core::retrieval::record::MemoryType;
 use serde_json::json;
 
 const DIM: usize = 16;

@@ -3,7 +3,12 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::api::ltm_json::{patch_from_json, record_field, record_from_json, record_json, RECORD_FIELDS};
+// The JSON shapes of records (AMS's MemoryRecord in and out, edits).
+pub mod json;
+#[cfg(test)]
+mod tests;
+
+use json::{patch_from_json, record_field, record_from_json, record_json, RECORD_FIELDS};
 use crate::api::services::Services;
 use crate::api::{parse_json, Ctx, Request};
 use crate::core::engine::{Applied, Op};
@@ -11,10 +16,10 @@ use crate::core::error::{Error, Result, VectorCode};
 use crate::core::limits;
 use crate::core::longterm::search::Fusion;
 use crate::core::longterm::{LtmApplied, LtmOp, Mode, NewRecord, SearchRequest};
-use crate::core::ltm::filter::Filter;
-use crate::core::ltm::rank::RecencyParams;
-use crate::core::ltm::record::MemoryType;
-use crate::core::ltm::Embedder;
+use crate::core::retrieval::filter::Filter;
+use crate::core::retrieval::rank::RecencyParams;
+use crate::core::retrieval::record::MemoryType;
+use crate::core::retrieval::Embedder;
 use crate::core::session::validate_id;
 use crate::core::time::Millis;
 use crate::store::{Backend, Store};

@@ -1,7 +1,7 @@
 use serde_json::json;
 
 use crate::core::limits;
-use crate::core::ltm::record::{memory_hash, MemoryPatch, MemoryRecord, MemoryType};
+use crate::core::retrieval::record::{memory_hash, MemoryPatch, MemoryRecord, MemoryType};
 
 // Fixtures computed with AMS's formula in CPython 3.11:
 // hashlib.sha256(json.dumps({"text": ..., "user_id": ..., "session_id": ...,

@@ -2,7 +2,7 @@
 //!
 //! No model, no I/O: a text's vector is the signed feature hashing
 //! (Weinberger et al. 2009) of its analyzer terms (words and adjacent-word
-//! pairs, see [`crate::core::ltm::text`]) and the character 3- to 5-grams of
+//! pairs, see [`crate::core::retrieval::text`]) and the character 3- to 5-grams of
 //! each word, with sublinear term frequency (`√tf`), L2-normalized. Only
 //! IEEE-exact operations (add, multiply, divide, square root) touch the
 //! floats, in a fixed order, so the vectors are bit-identical on every
@@ -16,8 +16,8 @@
 
 use crate::core::error::{Error, Result, VectorCode};
 use crate::core::limits;
-use crate::core::ltm::hash::stable_hash;
-use crate::core::ltm::text::{Analyzer, TokenBuf};
+use crate::core::retrieval::hash::stable_hash;
+use crate::core::retrieval::text::{Analyzer, TokenBuf};
 
 /// Names this exact function; stored with vectors it produced.
 pub const EMBEDDER_NAME: &str = "edgemem-hash-v1";

@@ -1,4 +1,4 @@
-use crate::core::ltm::text::{Analyzer, Stem};
+use crate::core::retrieval::text::{Analyzer, Stem};
 
 fn words(text: &str) -> Vec<String> {
     Analyzer { bigrams: false, ..Analyzer::default() }.tokens(text)
@@ -62,7 +62,7 @@ fn bigrams_join_adjacent_words_but_not_two_stop_words() {
     assert_eq!(a.tokens("Returns the value"), ["return", "returns the", "value", "the value"]);
     assert_eq!(a.tokens("of the end"), ["end", "the end"]);
     // Each call starts afresh: no pair across texts.
-    let mut buf = crate::core::ltm::text::TokenBuf::default();
+    let mut buf = crate::core::retrieval::text::TokenBuf::default();
     let mut seen = Vec::new();
     a.for_each_token("alpha", &mut buf, |t| seen.push(t.to_owned()));
     a.for_each_token("beta", &mut buf, |t| seen.push(t.to_owned()));

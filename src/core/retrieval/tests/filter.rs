@@ -1,8 +1,8 @@
 use serde_json::{json, Value};
 
 use crate::core::limits;
-use crate::core::ltm::filter::{parse_time, Filter};
-use crate::core::ltm::record::{MemoryRecord, MemoryType};
+use crate::core::retrieval::filter::{parse_time, Filter};
+use crate::core::retrieval::record::{MemoryRecord, MemoryType};
 
 const T0: u64 = 1_700_000_000_000; // 2023-11-14T22:13:20Z
 

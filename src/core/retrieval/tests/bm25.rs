@@ -3,8 +3,8 @@ use std::collections::BTreeMap;
 use proptest::prelude::*;
 
 use crate::core::limits;
-use crate::core::ltm::bm25::{idf, Bm25Index, Bm25Params, Bm25Scratch, KeyFilter};
-use crate::core::ltm::text::Analyzer;
+use crate::core::retrieval::bm25::{idf, Bm25Index, Bm25Params, Bm25Scratch, KeyFilter};
+use crate::core::retrieval::text::Analyzer;
 
 /// BM25 by its definition, in f64, straight from the analyzer's tokens.
 fn brute(docs: &BTreeMap<u64, String>, query: &str, a: Analyzer, p: Bm25Params) -> Vec<(u64, f64)> {

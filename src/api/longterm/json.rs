@@ -6,8 +6,8 @@ use serde_json::{json, Map, Value};
 
 use crate::core::error::{Error, Result};
 use crate::core::ids::ulid;
-use crate::core::ltm::filter::parse_time;
-use crate::core::ltm::record::{MemoryPatch, MemoryRecord, MemoryType};
+use crate::core::retrieval::filter::parse_time;
+use crate::core::retrieval::record::{MemoryPatch, MemoryRecord, MemoryType};
 use crate::core::time::{format_rfc3339, Millis};
 
 fn string(field: &str, v: Option<&Value>) -> Result<Option<String>> {

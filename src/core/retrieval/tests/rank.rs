@@ -1,4 +1,4 @@
-use crate::core::ltm::rank::{alpha_hybrid, normalize_by_max, recency_score, rerank_with_recency, rrf, RecencyHit, RecencyParams, TextNorm};
+use crate::core::retrieval::rank::{alpha_hybrid, normalize_by_max, recency_score, rerank_with_recency, rrf, RecencyHit, RecencyParams, TextNorm};
 
 const DAY: u64 = 86_400_000;
 

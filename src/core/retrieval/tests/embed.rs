@@ -1,6 +1,6 @@
 use crate::core::limits;
-use crate::core::ltm::embed::Embedder;
-use crate::core::ltm::hash::stable_hash;
+use crate::core::retrieval::embed::Embedder;
+use crate::core::retrieval::hash::stable_hash;
 
 fn cos(a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()

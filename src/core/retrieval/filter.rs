@@ -24,7 +24,7 @@ use serde_json::{Map, Value};
 
 use crate::core::error::{Error, Result};
 use crate::core::limits;
-use crate::core::ltm::record::{MemoryRecord, MemoryType};
+use crate::core::retrieval::record::{MemoryRecord, MemoryType};
 use crate::core::time::{parse_rfc3339, Millis, MILLIS_MAX};
 
 /// A filter on a string tag: a scalar field (`session_id`, ...) is the set of

@@ -4,7 +4,7 @@
 
 use serde_json::{json, Value};
 
-use super::tests::Api;
+use crate::api::tests::Api;
 
 fn seed(api: &mut Api, ns: Option<&str>) {
     let day = 86_400_000u64;

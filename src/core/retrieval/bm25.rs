@@ -15,8 +15,8 @@
 
 use crate::core::error::{Error, Result};
 use crate::core::limits;
-use crate::core::ltm::hash::{term_hash, FxHashMap};
-use crate::core::ltm::text::{Analyzer, TokenBuf};
+use crate::core::retrieval::hash::{term_hash, FxHashMap};
+use crate::core::retrieval::text::{Analyzer, TokenBuf};
 
 /// BM25's two free parameters.
 #[derive(Debug, Clone, Copy, PartialEq)]
