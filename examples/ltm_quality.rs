@@ -18,10 +18,10 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use edgemem::core::limits;
-use edgemem::core::ltm::bm25::{Bm25Index, Bm25Params, Bm25Scratch, KeyFilter};
-use edgemem::core::ltm::embed::Embedder;
-use edgemem::core::ltm::rank::{self, TextNorm};
-use edgemem::core::ltm::text::{Analyzer, Stem};
+use edgemem::core::retrieval::bm25::{Bm25Index, Bm25Params, Bm25Scratch, KeyFilter};
+use edgemem::core::retrieval::embed::Embedder;
+use edgemem::core::retrieval::rank::{self, TextNorm};
+use edgemem::core::retrieval::text::{Analyzer, Stem};
 
 struct Query {
     kind: String,
@@ -131,7 +131,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // ---- BM25 ----
     let t = Instant::now();
-    let mut buf = edgemem::core::ltm::text::TokenBuf::default();
+    let mut buf = edgemem::core::retrieval::text::TokenBuf::default();
     let mut tokens = 0usize;
     for text in &passages {
         analyzer.for_each_token(text, &mut buf, |_| tokens += 1);
