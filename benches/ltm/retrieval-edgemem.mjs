@@ -5,6 +5,7 @@ import * as C from "./common.mjs";
 
 const { DIM, log, now } = C;
 const INGEST_BATCH = 500;
+const LEAN_FIELDS = ["id", "score"];
 
 const api = {
   open: (em) => em.index.Memory.open({}),
@@ -17,6 +18,11 @@ const api = {
   semantic: (memory, text, vector, limit) => memory.longTerm.search({ text, mode: "semantic", limit, vector, recencyBoost: false }),
   hybrid: (memory, text, vector, limit) => memory.longTerm.search({ text, mode: "hybrid", limit, vector, recencyBoost: false }),
   hybridRrf: (memory, text, vector, limit) => memory.longTerm.search({ text, mode: "hybrid", fusion: "rrf", limit, vector, recencyBoost: false }),
+  // Lean answers (issue 16): the same searches, each hit built with only the
+  // fields asked for, so less JSON crosses from wasm per query.
+  keywordLean: (memory, text, limit) => memory.longTerm.search({ text, mode: "keyword", limit, recencyBoost: false, fields: LEAN_FIELDS }),
+  semanticLean: (memory, text, vector, limit) => memory.longTerm.search({ text, mode: "semantic", limit, vector, recencyBoost: false, fields: LEAN_FIELDS }),
+  hybridLean: (memory, text, vector, limit) => memory.longTerm.search({ text, mode: "hybrid", limit, vector, recencyBoost: false, fields: LEAN_FIELDS }),
   /** The hit list of a search answer: an array, or AMS's `{memories: [...]}`. */
   hits: (result) => (Array.isArray(result) ? result : result.memories ?? result.results ?? []),
   hitId: (hit) => hit.id ?? hit.memory?.id,
@@ -49,20 +55,45 @@ export async function edgememRetrieval({ passages, vectors, K, evaluate }) {
   const index_s = (now() - t0) / 1000;
   log(`edgemem: ${passages.length} memories created in ${index_s.toFixed(1)} s`);
   const rows = (result) => api.hits(result).map((h) => rowOf(api.hitId(h)));
+  // A lean hit must hold exactly the fields asked for; otherwise the package
+  // ignored `fields` and the lean row would silently time whole records.
+  const leanRows = (result) => {
+    const hits = api.hits(result);
+    for (const h of hits) {
+      const keys = Object.keys(h).sort().join(",");
+      if (keys !== "id,score") throw new Error(`fields: ["id", "score"] answered a hit with keys ${keys}`);
+    }
+    return hits.map((h) => rowOf(h.id));
+  };
   const out = [];
+  // [mode, label, search, lean]: each lean mode runs right after its
+  // whole-record twin, on the same queries and the same clock.
   const modes = [
-    ["keyword", (q) => api.keyword(memory, q.text, K)],
-    ["semantic", (q) => api.semantic(memory, q.text, vectors.query(q.row), K)],
-    ["hybrid", (q) => api.hybrid(memory, q.text, vectors.query(q.row), K)],
-    ["hybrid-rrf", (q) => api.hybridRrf(memory, q.text, vectors.query(q.row), K)],
+    ["keyword", "keyword", (q) => api.keyword(memory, q.text, K), false],
+    ["keyword", "keyword, fields id+score", (q) => api.keywordLean(memory, q.text, K), true],
+    ["semantic", "semantic", (q) => api.semantic(memory, q.text, vectors.query(q.row), K), false],
+    ["semantic", "semantic, fields id+score", (q) => api.semanticLean(memory, q.text, vectors.query(q.row), K), true],
+    ["hybrid", "hybrid", (q) => api.hybrid(memory, q.text, vectors.query(q.row), K), false],
+    ["hybrid", "hybrid, fields id+score", (q) => api.hybridLean(memory, q.text, vectors.query(q.row), K), true],
+    ["hybrid-rrf", "hybrid-rrf", (q) => api.hybridRrf(memory, q.text, vectors.query(q.row), K), false],
   ];
-  for (const [mode, search] of modes) {
+  const whole = new Map();
+  for (const [mode, label, search, lean] of modes) {
     try {
-      const r = await evaluate(`edgemem ${mode}`, async (q) => rows(await search(q)));
-      out.push({ name: `edgemem (${mode})`, mode, index_s, ...r });
+      const r = await evaluate(`edgemem ${label}`, async (q) => (lean ? leanRows : rows)(await search(q)));
+      const row = { name: `edgemem (${label})`, mode, lean, index_s, ...r };
+      if (lean && whole.has(mode)) {
+        // Same ranking as the whole-record twin, query by query?
+        const twin = whole.get(mode).rankings;
+        row.rankings_differ = r.rankings.filter((list, i) => list.join() !== twin[i].join()).length;
+        log(`edgemem ${label}: ${row.rankings_differ} of ${r.rankings.length} rankings differ from the whole-record run`);
+      } else if (!lean && !whole.has(mode)) {
+        whole.set(mode, r);
+      }
+      out.push(row);
     } catch (err) {
-      log(`edgemem ${mode} failed: ${err.stack ?? err}`);
-      out.push({ name: `edgemem (${mode})`, error: String(err.message ?? err) });
+      log(`edgemem ${label} failed: ${err.stack ?? err}`);
+      out.push({ name: `edgemem (${label})`, mode, lean, error: String(err.message ?? err) });
     }
   }
   memory.free?.();

@@ -4,6 +4,10 @@
 // wink-bm25-text-search 3.1.2, flexsearch 0.8.212, @orama/orama 3.1.18, exact
 // MiniLM vector search and an RRF of minisearch + vectors. Only passage
 // `text` is indexed (README "Fair use": titles and headings hold answers).
+// edgemem's keyword, semantic and hybrid modes run twice: with whole records
+// per hit and with `fields: ["id", "score"]` (lean answers, issue 16); the
+// last lines compare edgemem keyword q/s with minisearch's (goal: ≥ 150× at
+// equal nDCG@10).
 //
 //   (cd benches/ltm && npm ci) && make pkg && node benches/ltm/retrieval.mjs
 //
@@ -276,9 +280,30 @@ console.log(
   ),
 );
 for (const r of results.filter((x) => x.error || x.unavailable)) console.log(`\n${r.name}: ${r.error ?? r.unavailable}`);
+
+// Issue 16's goal: keyword search at limit 10 answering at least 150× minisearch's
+// queries/s at equal (or better) nDCG@10, both measured above in this run.
+const GOAL_RATIO = 150;
+const edgeKeyword = (lean) => results.find((r) => r.quality && r.name.startsWith("edgemem") && r.mode === "keyword" && !!r.lean === lean);
+const summary = {};
+if (mini?.quality) {
+  console.log(`\n### edgemem keyword search against minisearch (same ${queries.length} queries, limit ${K}, ${C.CLOCK === "cpu" ? "CPU-time clock" : "wall clock"})\n`);
+  for (const [key, r] of [["lean", edgeKeyword(true)], ["whole", edgeKeyword(false)]]) {
+    if (!r) continue;
+    const ratio = r.qps / mini.qps;
+    const equalNdcg = r.quality.all.ndcg >= mini.quality.all.ndcg;
+    summary[key] = { name: r.name, qps: r.qps, ndcg: r.quality.all.ndcg, minisearch_qps: mini.qps, minisearch_ndcg: mini.quality.all.ndcg, ratio, goal_ratio: GOAL_RATIO, goal_met: ratio >= GOAL_RATIO && equalNdcg };
+    console.log(
+      `${r.name}: ${C.fmt(r.qps, 0)} q/s ÷ minisearch ${C.fmt(mini.qps, 1)} q/s = ${ratio.toFixed(1)}×; ` +
+        `nDCG@10 ${f3(r.quality.all.ndcg)} vs ${f3(mini.quality.all.ndcg)}` +
+        (key === "lean" ? `; goal ≥ ${GOAL_RATIO}× at equal nDCG: ${summary[key].goal_met ? "met" : "not met"}` : "") +
+        (r.rankings_differ !== undefined ? `; ${r.rankings_differ} of ${queries.length} rankings differ from the whole-record run` : ""),
+    );
+  }
+}
 for (const r of results) {
   delete r.rankings;
   delete r.perQuery;
 }
-const path = C.writeJson("retrieval.json", { environment: C.environment(), queries: queries.length, stride: STRIDE, slow_stride: SLOW_STRIDE, slow_queries: slowQueries.length, k: K, results });
+const path = C.writeJson("retrieval.json", { environment: C.environment(), queries: queries.length, stride: STRIDE, slow_stride: SLOW_STRIDE, slow_queries: slowQueries.length, k: K, keyword_vs_minisearch: summary, results });
 log(`wrote ${path}`);
