@@ -361,6 +361,11 @@ async function worker() {
       const floor = await measure(trivial);
       const warm = await measure(body);
       rows.push({ model, label, coldMs, floor, warm, kept: r.json.turns_kept, outBytes: Buffer.byteLength(r.text) });
+      // The same prompt as a plan: what to send, by reference (issue 16).
+      const planBody = { ...body, as: "plan" };
+      const [planColdMs, p] = await timed(() => ok("POST", `/v1/prompt${NS}`, planBody));
+      const planWarm = await measure(planBody);
+      rows.push({ model, label: `${label}, as plan`, coldMs: planColdMs, floor, warm: planWarm, kept: p.json.turns_kept, outBytes: Buffer.byteLength(p.text) });
     }
     return rows;
   } finally {

@@ -7,7 +7,7 @@
 
 use std::time::Instant;
 
-use edgemem::core::vector::{dot_f32, Config, Filter, Metric, Quantization, Scratch, SearchParams, VectorIndex};
+use edgemem::core::vector::{dot_f32, Config, Eligible, Metric, Quantization, Scratch, SearchParams, VectorIndex};
 
 const DIM: usize = 384;
 
@@ -47,7 +47,7 @@ fn sweep(idx: &VectorIndex, d: &Data, efs: &[usize]) {
         let t = Instant::now();
         let mut r = 0.0;
         for qi in 0..nq {
-            idx.search(&d.q[qi * DIM..(qi + 1) * DIM], &p, &Filter::None, &mut s, &mut out).unwrap();
+            idx.search(&d.q[qi * DIM..(qi + 1) * DIM], &p, &Eligible::All, &mut s, &mut out).unwrap();
             let keys: Vec<u64> = out.iter().map(|h| h.key).collect();
             r += d.recall(qi, &keys);
         }
@@ -77,7 +77,7 @@ fn main() {
     let nq = 500;
     let t = Instant::now();
     for qi in 0..nq {
-        flat.search(&d.q[qi * DIM..(qi + 1) * DIM], &SearchParams { k: 10, ef: None }, &Filter::None, &mut s, &mut out).unwrap();
+        flat.search(&d.q[qi * DIM..(qi + 1) * DIM], &SearchParams { k: 10, ef: None }, &Eligible::All, &mut s, &mut out).unwrap();
     }
     let secs = t.elapsed().as_secs_f64() / nq as f64;
     let row_bytes = if int8 { DIM + 4 } else { DIM * 4 };
@@ -112,7 +112,7 @@ fn main() {
         let qps = |ix: &VectorIndex, s: &mut Scratch, out: &mut Vec<_>| {
             let t = Instant::now();
             for qi in 0..1000 {
-                ix.search(&d.q[qi * DIM..(qi + 1) * DIM], &SearchParams { k: 10, ef: Some(64) }, &Filter::None, s, out).unwrap();
+                ix.search(&d.q[qi * DIM..(qi + 1) * DIM], &SearchParams { k: 10, ef: Some(64) }, &Eligible::All, s, out).unwrap();
             }
             1000.0 / t.elapsed().as_secs_f64()
         };

@@ -103,9 +103,10 @@ export const LIMITS: {
   readonly ACCOUNTS_MAX: 1000000;
   readonly TRANSFERS_MAX: 5000000;
   readonly TRANSFER_BATCH_MAX: 8000;
+  readonly ACCOUNT_INDICES_MAX: 8000;
   readonly TRANSFER_METADATA_BYTES_MAX: 4096;
   readonly PENDING_TIMEOUT_SECONDS_MAX: 2592000;
-  readonly HISTORY_LIMIT_MAX: 1000;
+  readonly ACCOUNT_HISTORY_LIMIT_MAX: 1000;
   readonly STATEMENT_LINES_MAX: 10000;
   readonly INTENTS_MAX: 100000;
   readonly INTENT_JSON_BYTES_MAX: 65536;
@@ -197,6 +198,8 @@ export const LIMITS: {
   readonly EPISODES_BYTES_MAX: 33554432;
   readonly EPISODES_RECENT_MAX: 1000;
 };
+/** The transfer result named by each integer of `createTransferBatch`'s `results`. */
+export const TRANSFER_RESULT_CODES: readonly TransferResultCode[];
 // </generated LIMITS>
 
 export class EdgememError extends Error {
@@ -258,6 +261,10 @@ export interface AppendResult {
   message_count: number;
   updated_at: string;
   expires_at: string | null;
+  /** With `model`: each appended turn's tokens (content only, no per-message overhead); the turns keep these counts for later prompts. */
+  tokens?: number[];
+  /** With `model`: how they were counted, `exact:<encoding>` or `estimate`. */
+  counting?: string;
 }
 
 export interface SessionInput {
@@ -323,6 +330,8 @@ export type AccountFlag = "debits_must_not_exceed_credits" | "credits_must_not_e
 
 export interface Account {
   id: string;
+  /** The interned index typed batches address the account by: its position in creation order, never reused. */
+  index: number;
   asset: string;
   flags: AccountFlag[];
   max_transfer: DecimalString | null;
@@ -333,6 +342,21 @@ export interface Account {
   /** credits_posted - debits_posted; may be negative. */
   balance: DecimalString;
   created_at: string;
+}
+
+/** A transfer batch as columns, one entry per transfer (see `Ledger.createTransferBatch`). */
+export interface TransferBatch {
+  /** 128-bit ids: [low, high] 64-bit word pairs, or one bigint each (1 to 2^128 - 1). The id's string form is its decimal digits. */
+  ids: BigUint64Array | bigint[];
+  /** Debit account indices (`Ledger.accountIndices`). */
+  debit: Uint32Array | number[];
+  credit: Uint32Array | number[];
+  /** Positive minor units at the asset's scale (12.50 USDC is 12500000n), or decimal strings. */
+  amounts: BigInt64Array | bigint[] | DecimalString[];
+  /** Bit 0: pending (two-phase); bit 1: linked to the next transfer. Default all 0. */
+  flags?: Uint8Array | number[];
+  /** A pending transfer's timeout in seconds; 0 for none. Default all 0. */
+  timeoutSeconds?: Uint32Array | number[];
 }
 
 export interface TransferInput {
@@ -396,6 +420,15 @@ export class Ledger {
   account(id: string): Promise<Account | null>;
   transfer(id: string): Promise<Transfer | null>;
   createTransfers(transfers: TransferInput[]): Promise<Array<{ id: string; result: TransferResultCode }>>;
+  /** The interned index of each account id (rejects with `not_found` for an unknown one). */
+  accountIndices(ids: string[]): Promise<Uint32Array>;
+  /**
+   * A batch as typed arrays, with no JSON on the way. Resolves to one index
+   * into `TRANSFER_RESULT_CODES` per transfer, and the failed ones by position.
+   * A bad batch (mismatched lengths, an unknown account index, an amount past
+   * the asset's scale, a repeated id) rejects with `invalid_input`, nothing applied.
+   */
+  createTransferBatch(batch: TransferBatch): Promise<{ results: Int32Array; errors: Array<{ index: number; code: TransferResultCode }> }>;
   post(id: string, options?: { amount?: DecimalString }): Promise<{ id: string; result: "created"; transfer: Transfer }>;
   void(id: string): Promise<{ id: string; result: "created"; transfer: Transfer }>;
   history(accountId: string, options?: { limit?: number; cursor?: number; since?: string; until?: string }): Promise<{ entries: HistoryEntry[]; next_cursor: number | null }>;
@@ -424,7 +457,7 @@ export class Memory {
   static openPublished(source: Store, options?: { keyPrefix?: string; namespace?: string; clock?: () => number }): Promise<Memory>;
   getOrCreateSession(sessionId: string, init?: SessionInput): Promise<{ created: boolean; session: Session }>;
   /** Resolves to what the append added, not the session: its cost follows the append, not the conversation. */
-  appendMessages(sessionId: string, messages: MessageInput[]): Promise<AppendResult>;
+  appendMessages(sessionId: string, messages: MessageInput[], options?: { model?: string }): Promise<AppendResult>;
   getSession(sessionId: string, options?: { userId?: string; recentMessagesLimit?: number; model?: string; contextWindowMax?: number }): Promise<Session | null>;
   deleteSession(sessionId: string): Promise<boolean>;
   listSessions(options?: { offset?: number; limit?: number; userId?: string }): Promise<{ sessions: string[]; total: number }>;

@@ -13,15 +13,15 @@ import {
   version as coreVersion,
 } from "./edgemem_wasm.js";
 import { loadAsset } from "./assets.js";
-import { LIMITS } from "./limits.js";
-import { EdgememError, call, checkCount, checkId, invalid, rethrow, toJson } from "./util.js";
+import { call, checkCount, checkId, invalid, rethrow, toJson } from "./util.js";
 import { AgentConfig, ToolCache, historyQuery, wrapSummarizer } from "./history.js";
 import { Episodes, LongTermMemory } from "./longterm.js";
+import { Ledger } from "./ledger.js";
 
 export { MemoryStore, IndexedDBStore, DurableObjectStore, KVStore } from "./stores.js";
 
 export { EdgememError } from "./util.js";
-export { LIMITS } from "./limits.js";
+export { LIMITS, TRANSFER_RESULT_CODES } from "./limits.js";
 /** The raw segmented vector index (typed arrays in and out; errors carry `.code`). */
 export { VectorIndex } from "./edgemem_wasm.js";
 
@@ -36,124 +36,6 @@ async function encodingFor(modelName) {
   if (modelName === undefined) return cachedTokenizer("cl100k_base");
   const info = model(modelName);
   if (info && info.encoding) await cachedTokenizer(info.encoding);
-}
-
-function checkLedgerId(id, field) {
-  if (typeof id !== "string" || id.length === 0 || id.includes("/")) throw invalid(field, "must be a non-empty string without '/'");
-  return id;
-}
-
-function checkAmount(amount, field) {
-  if (typeof amount !== "string") throw invalid(field, "must be a decimal string such as \"12.50\", never a number");
-  return amount;
-}
-
-/**
- * Exact double-entry ledgers: amounts are decimal strings at the asset's
- * scale, transfers are idempotent by id (TigerBeetle semantics).
- */
-export class Ledger {
-  #call;
-
-  constructor(call) {
-    this.#call = call;
-  }
-
-  /** Registers an asset with a fixed number of decimals (USDC: 6). */
-  async createAsset(code, scale) {
-    return this.#call("POST", "assets", "", { code, scale });
-  }
-
-  /** Opens an account: `{id, asset, flags?: ["debits_must_not_exceed_credits"], max_transfer?: "50"}`. */
-  async createAccount(account) {
-    if (account?.max_transfer !== undefined) checkAmount(account.max_transfer, "max_transfer");
-    return this.#call("POST", "accounts", "", account);
-  }
-
-  /** The account with its balances as decimal strings, or null. */
-  async account(id) {
-    return this.#nullIfMissing(() => this.#call("GET", `accounts/${checkLedgerId(id, "id")}`, ""));
-  }
-
-  /** The transfer, or null. */
-  async transfer(id) {
-    return this.#nullIfMissing(() => this.#call("GET", `transfers/${checkLedgerId(id, "id")}`, ""));
-  }
-
-  /** Applies a batch; resolves to one `{id, result}` per transfer ("created", "exists", or a rejection code). */
-  async createTransfers(transfers) {
-    if (!Array.isArray(transfers)) throw invalid("transfers", "must be an array");
-    transfers.forEach((t, i) => checkAmount(t?.amount, `transfers[${i}].amount`));
-    return (await this.#call("POST", "transfers", "", { transfers })).results;
-  }
-
-  /** Posts a pending transfer, in full or for a smaller `amount`. */
-  async post(id, { amount } = {}) {
-    if (amount !== undefined) checkAmount(amount, "amount");
-    return this.#call("POST", `transfers/${checkLedgerId(id, "id")}/post`, "", amount === undefined ? {} : { amount });
-  }
-
-  /** Voids a pending transfer. */
-  async void(id) {
-    return this.#call("POST", `transfers/${checkLedgerId(id, "id")}/void`, "", {});
-  }
-
-  /** `{entries, next_cursor}`: an account's journal entries, oldest first, optionally in `[since, until)` (RFC 3339). */
-  async history(accountId, { limit = 100, cursor = 0, since, until } = {}) {
-    checkCount(limit, "limit", 1, LIMITS.HISTORY_LIMIT_MAX);
-    checkCount(cursor, "cursor", 0, 2 ** 32 - 1);
-    const query = new URLSearchParams({ limit: String(limit), cursor: String(cursor) });
-    for (const [name, value] of [["since", since], ["until", until]]) {
-      if (value === undefined) continue;
-      if (typeof value !== "string") throw invalid(name, "must be an RFC 3339 string");
-      query.set(name, value);
-    }
-    return this.#call("GET", `accounts/${checkLedgerId(accountId, "accountId")}/history`, query.toString());
-  }
-
-  /** Recomputes every balance from the transfers and compares an optional statement `[{account, balance}]`. */
-  async reconcile({ statement = [] } = {}) {
-    statement.forEach((l, i) => checkAmount(l?.balance, `statement[${i}].balance`));
-    return this.#call("POST", "reconcile", "", { statement });
-  }
-
-  /**
-   * Runs `fn(params)` at most once for this `op` and `params`. The intent is
-   * durable before `fn` runs and its outcome after. A repeat call returns the
-   * stored outcome without running `fn`. If an earlier call never finished
-   * (the process died mid-call), this throws `intent_open`: verify with the
-   * outside service, then `completeIntent(key, outcome)`.
-   */
-  async executeOnce(op, params, fn) {
-    if (typeof fn !== "function") throw invalid("fn", "must be a function");
-    const begun = await this.#call("POST", "intents", "", { op, params: params ?? null });
-    if (begun.status === "done") return begun.outcome;
-    if (begun.status === "open") {
-      throw new EdgememError("intent_open", `intent ${begun.key} (${op}) began at ${begun.begun_at} and has no outcome: verify it, then completeIntent()`);
-    }
-    const outcome = (await fn(params)) ?? null;
-    await this.completeIntent(begun.key, outcome);
-    return outcome;
-  }
-
-  /** Records the outcome of an intent (after verifying an open one). */
-  async completeIntent(key, outcome) {
-    return this.#call("POST", `intents/${checkLedgerId(key, "key")}/complete`, "", { outcome: outcome ?? null });
-  }
-
-  /** Intents begun and never completed: after a crash, verify each. */
-  async openIntents() {
-    return (await this.#call("GET", "intents", "")).open;
-  }
-
-  async #nullIfMissing(f) {
-    try {
-      return await f();
-    } catch (err) {
-      if (err instanceof EdgememError && err.code === "not_found") return null;
-      throw err;
-    }
-  }
 }
 
 /**
@@ -186,7 +68,9 @@ export class Memory {
       );
     this.longTerm = new LongTermMemory(this.#api, embedder);
     this.episodes = new Episodes(this.#api);
-    this.ledger = new Ledger((method, path, query, body) => this.#api(method, `/v1/ledger/${path}`, query, body),
+    this.ledger = new Ledger(
+      (method, path, query, body) => this.#api(method, `/v1/ledger/${path}`, query, body),
+      (...columns) => call(() => core.transferColumns(...columns)),
     );
   }
 
@@ -307,10 +191,12 @@ export class Memory {
     return (await this.#api("POST", "/v1/tools/call", "", { name, arguments: args ?? {}, agent_id: agentId })).result;
   }
 
-  /** Appends `[{role, content, id?, created_at?}]` to an existing session. */
-  async appendMessages(sessionId, messages) {
+  /** Appends `[{role, content, id?, created_at?}]` to an existing session; with `model`, counts the new turns once (reported in `tokens`, remembered for prompts). */
+  async appendMessages(sessionId, messages, { model } = {}) {
     if (!Array.isArray(messages)) throw invalid("messages", "must be an array");
-    return JSON.parse(await call(() => this.#core.appendMessages(checkId(sessionId), toJson({ messages }, "messages"))));
+    if (model !== undefined) await encodingFor(model);
+    const body = model === undefined ? { messages } : { messages, model_name: model };
+    return JSON.parse(await call(() => this.#core.appendMessages(checkId(sessionId), toJson(body, "messages"))));
   }
 
   /** The session, or `null` when it is missing or expired. */

@@ -37,9 +37,10 @@ export const LIMITS = Object.freeze({
   ACCOUNTS_MAX: 1000000,
   TRANSFERS_MAX: 5000000,
   TRANSFER_BATCH_MAX: 8000,
+  ACCOUNT_INDICES_MAX: 8000,
   TRANSFER_METADATA_BYTES_MAX: 4096,
   PENDING_TIMEOUT_SECONDS_MAX: 2592000,
-  HISTORY_LIMIT_MAX: 1000,
+  ACCOUNT_HISTORY_LIMIT_MAX: 1000,
   STATEMENT_LINES_MAX: 10000,
   INTENTS_MAX: 100000,
   INTENT_JSON_BYTES_MAX: 65536,
@@ -131,3 +132,5 @@ export const LIMITS = Object.freeze({
   EPISODES_BYTES_MAX: 33554432,
   EPISODES_RECENT_MAX: 1000,
 });
+/** The transfer result named by each integer of `createTransferBatch`'s `results` (declaration order of the Rust enum). */
+export const TRANSFER_RESULT_CODES = Object.freeze(["created", "exists", "exists_with_different_debit_account", "exists_with_different_credit_account", "exists_with_different_amount", "exists_with_different_flags", "exists_with_different_timeout", "exists_with_different_metadata", "linked_event_failed", "linked_event_chain_open", "accounts_must_be_different", "debit_account_not_found", "credit_account_not_found", "accounts_must_have_the_same_asset", "timeout_reserved_for_pending_transfer", "exceeds_credits", "exceeds_debits", "exceeds_max_transfer", "overflows_debits", "overflows_credits", "ledger_full", "pending_transfer_not_found", "pending_transfer_not_pending", "pending_transfer_already_posted", "pending_transfer_already_voided", "pending_transfer_expired", "exceeds_pending_transfer_amount"]);

@@ -92,6 +92,14 @@ fn limits_js_and_its_declaration_are_generated_from_limits_all() {
     }
     js.push_str("});\n");
     dts.push_str("};\n");
+    // A typed transfer batch answers result codes as integers: their index here.
+    let codes: Vec<String> = TransferResult::ALL.iter().map(|r| format!("\"{}\"", r.as_str())).collect();
+    js.push_str(&format!(
+        "/** The transfer result named by each integer of `createTransferBatch`'s `results` (declaration order of the Rust enum). */\n\
+         export const TRANSFER_RESULT_CODES = Object.freeze([{}]);\n",
+        codes.join(", ")
+    ));
+    dts.push_str("/** The transfer result named by each integer of `createTransferBatch`'s `results`. */\nexport const TRANSFER_RESULT_CODES: readonly TransferResultCode[];\n");
     regenerate(&root().join("pkg-template/limits.js"), &js);
     let path = root().join("pkg-template/index.d.ts");
     let text = fs::read_to_string(&path).unwrap();

@@ -2,18 +2,18 @@
 //! hook, AMS's context percentages, and prompt assembly (edgemem's
 //! `/v1/prompt` and AMS's `/v1/memory/prompt`).
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::api::services::{counter_for, Services};
-use crate::api::{parse_json, working_memory, Request};
+use crate::api::{parse_json, working_memory, Request, Response};
 use crate::core::budget::models;
 use crate::core::budget::Counter;
 use crate::core::engine::{Applied, HistoryApplied, HistoryOp, Op};
 use crate::core::error::{Error, Result};
 use crate::core::history::compact::{self, check_summary, CompactionConfig, Usage};
 use crate::core::history::extractive;
-use crate::core::history::prompt::{assemble, render_anthropic, render_openai, ChatMessage, PromptBudget, PromptParts, SUMMARY_HEADING};
+use crate::core::history::prompt::{assemble, openai_messages, render_anthropic, render_openai, ChatMessage, RoleContent, PromptBudget, PromptParts, SUMMARY_HEADING};
 use crate::core::limits;
 use crate::core::session::{validate_id, Session};
 use crate::core::time::Millis;
@@ -329,32 +329,58 @@ pub async fn prompt<B: Backend>(store: &Store<B>, services: &dyn Services, body:
     Ok(PromptOut { messages: a.messages, report, turn_ids, summary })
 }
 
-/// `POST /v1/prompt`: the messages in the requested vendor shape plus the report.
-pub async fn prompt_route<B: Backend>(store: &Store<B>, services: &dyn Services, body: &[u8], now: Millis) -> Result<Value> {
+/// The prompt answer as it is written: the report's fields plus the
+/// messages (and Anthropic's `system`), serialized once, straight to bytes,
+/// borrowing the assembled text rather than copying it into a `Value`.
+#[derive(Serialize)]
+struct Answer<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    system: Option<&'a Value>,
+    messages: Messages<'a>,
+    #[serde(flatten)]
+    report: &'a Value,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Messages<'a> {
+    OpenAi(Vec<RoleContent<'a>>),
+    Neutral(&'a [ChatMessage]),
+    Value(&'a Value),
+}
+
+/// `POST /v1/prompt`: the messages in the requested vendor shape plus the
+/// report, written as UTF-8 JSON once; or, `as: "plan"`, what to send by reference.
+pub async fn prompt_route<B: Backend>(store: &Store<B>, services: &dyn Services, body: &[u8], now: Millis) -> Result<Response> {
     let body: PromptBody = parse_json(body)?;
     let plan = match body.shape.as_deref() {
         None | Some("object") => false,
         Some("plan") => true,
         Some(other) => return Err(Error::invalid("as", format!("{other:?} is not object or plan"))),
     };
+    let format = body.format.as_deref().unwrap_or("openai");
+    if !matches!(format, "openai" | "anthropic" | "neutral") {
+        return Err(Error::invalid("format", format!("{format:?} is not openai, anthropic or neutral")));
+    }
     let out = prompt(store, services, &body, now).await?;
     let mut r = out.report;
     if plan {
         // No message is built or sent: the caller holds the turns.
         r["plan"] = json!({ "turn_ids": out.turn_ids, "summary": out.summary, "memories_kept": r["memories_kept"] });
-        return Ok(r);
+        return Ok(Response { status: 200, body: r, raw: None });
     }
-    match body.format.as_deref().unwrap_or("openai") {
-        "openai" => r["messages"] = render_openai(&out.messages),
-        "anthropic" => {
-            let a = render_anthropic(&out.messages);
-            r["system"] = a["system"].clone();
-            r["messages"] = a["messages"].clone();
-        }
-        "neutral" => r["messages"] = json!(out.messages),
-        other => return Err(Error::invalid("format", format!("{other:?} is not openai, anthropic or neutral"))),
-    }
-    Ok(r)
+    let anthropic = (format == "anthropic").then(|| render_anthropic(&out.messages));
+    let answer = Answer {
+        system: anthropic.as_ref().map(|a| &a["system"]),
+        messages: match (&anthropic, format) {
+            (Some(a), _) => Messages::Value(&a["messages"]),
+            (None, "neutral") => Messages::Neutral(&out.messages),
+            (None, _) => Messages::OpenAi(openai_messages(&out.messages)),
+        },
+        report: &r,
+    };
+    let bytes = serde_json::to_vec(&answer).map_err(|e| Error::Internal { detail: format!("encode prompt: {e}") })?;
+    Ok(Response::ok_bytes(bytes))
 }
 
 /// AMS's `MemoryPromptRequest`.

@@ -11,7 +11,7 @@ use crate::core::error::{Error, Result};
 use crate::core::ledger::amount::{format_signed, format_units, parse_balance};
 use crate::core::ledger::intents::{intent_key, Begun, Intent};
 use crate::core::ledger::types::{Account, AccountFlags, Difference, StatementLine, Transfer};
-use crate::core::ledger::{validate_ledger_id, Ledger, LedgerApplied, LedgerOp, TransferRequest};
+use crate::core::ledger::{validate_ledger_id, Ledger, LedgerApplied, LedgerOp, TransferColumns, TransferRequest, TransferResult};
 use crate::core::limits;
 use crate::core::time::{format_rfc3339, parse_rfc3339};
 use crate::store::{Backend, Store};
@@ -38,6 +38,12 @@ struct AccountBody {
 #[serde(deny_unknown_fields)]
 struct TransfersBody {
     transfers: Vec<TransferRequest>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct IndicesBody {
+    ids: Vec<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -91,6 +97,7 @@ pub fn account_json(l: &Ledger, a: &Account) -> Value {
     }
     json!({
         "id": a.id,
+        "index": l.account_index(&a.id),
         "asset": a.asset,
         "flags": flags,
         "max_transfer": a.max_transfer.map(|m| format_units(m, scale)),
@@ -105,16 +112,16 @@ pub fn account_json(l: &Ledger, a: &Account) -> Value {
 
 /// A transfer as JSON.
 pub fn transfer_json(l: &Ledger, t: &Transfer) -> Value {
-    let scale = scale_of(l, &t.input.debit_account);
+    let scale = scale_of(l, l.account_name(t.debit));
     json!({
-        "id": t.input.id,
-        "debit_account": t.input.debit_account,
-        "credit_account": t.input.credit_account,
-        "amount": format_units(t.input.amount, scale),
-        "pending": t.input.pending,
-        "timeout_seconds": t.input.timeout_seconds,
-        "linked": t.input.linked,
-        "metadata": t.input.metadata,
+        "id": t.id,
+        "debit_account": l.account_name(t.debit),
+        "credit_account": l.account_name(t.credit),
+        "amount": format_units(t.amount, scale),
+        "pending": t.pending,
+        "timeout_seconds": t.timeout_seconds,
+        "linked": t.linked,
+        "metadata": t.metadata,
         "state": t.state.as_str(),
         "posted_amount": t.posted_amount.map(|p| format_units(p, scale)),
         "created_at": format_rfc3339(t.created_at),
@@ -161,7 +168,7 @@ fn parse_flags(names: &[String]) -> Result<AccountFlags> {
 
 /// Answers `/v1/ledger/...`; `segs` are the path segments after `ledger`.
 pub async fn route<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut Ctx<'_>, segs: &[&str]) -> Result<Response> {
-    let ok = |body| Ok(Response { status: 200, body });
+    let ok = |body| Ok(Response { status: 200, body, raw: None });
     if req.body.len() > ctx.body_bytes_max {
         return Err(Error::too_large("request body", req.body.len(), ctx.body_bytes_max));
     }
@@ -180,6 +187,16 @@ pub async fn route<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut Ct
                 LedgerApplied::Account(a) => ok(store.read(|e| account_json(e.ledger(), &a)).await?),
                 other => Err(unexpected(other)),
             }
+        }
+        (["accounts", "indices"], "POST") => {
+            let b: IndicesBody = parse_json(req.body)?;
+            if b.ids.len() > limits::ACCOUNT_INDICES_MAX {
+                return Err(Error::LimitExceeded { what: "account ids".into(), limit: limits::ACCOUNT_INDICES_MAX as u64 });
+            }
+            let indices = store
+                .read(|e| b.ids.iter().map(|id| e.ledger().account_index(id).ok_or_else(|| Error::not_found("account", id.as_str()))).collect::<Result<Vec<u32>>>())
+                .await??;
+            ok(json!({ "indices": indices }))
         }
         (["accounts", id], "GET") => {
             validate_ledger_id("id", id)?;
@@ -208,7 +225,7 @@ pub async fn route<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut Ct
                 LedgerOp::Void { id: (*id).to_owned() }
             };
             match apply(store, op, ctx).await? {
-                LedgerApplied::Resolved(t) => ok(store.read(|e| json!({ "id": t.input.id, "result": "created", "transfer": transfer_json(e.ledger(), &t) })).await?),
+                LedgerApplied::Resolved(t) => ok(store.read(|e| json!({ "id": t.id, "result": "created", "transfer": transfer_json(e.ledger(), &t) })).await?),
                 other => Err(unexpected(other)),
             }
         }
@@ -262,10 +279,19 @@ pub async fn route<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut Ct
                 other => Err(unexpected(other)),
             }
         }
-        (["assets"] | ["accounts"] | ["transfers"] | ["reconcile"] | ["intents"] | ["accounts", _] | ["accounts", _, "history"] | ["transfers", _] | ["transfers", _, _] | ["intents", _, "complete"], other) => {
+        (["assets"] | ["accounts"] | ["accounts", "indices"] | ["transfers"] | ["reconcile"] | ["intents"] | ["accounts", _] | ["accounts", _, "history"] | ["transfers", _] | ["transfers", _, _] | ["intents", _, "complete"], other) => {
             Err(Error::MethodNotAllowed { method: other.to_owned() })
         }
         _ => Err(Error::not_found("route", req.path)),
+    }
+}
+
+/// Applies a typed-array transfer batch: the binary entry point beside the
+/// JSON routes (the JS `createTransferBatch`), one result per transfer.
+pub async fn create_transfer_columns<B: Backend>(store: &Store<B>, cols: TransferColumns, ctx: &Ctx<'_>) -> Result<Vec<TransferResult>> {
+    match apply(store, LedgerOp::CreateTransferColumns(cols), ctx).await? {
+        LedgerApplied::TransferCodes(codes) => Ok(codes),
+        other => Err(unexpected(other)),
     }
 }
 
@@ -275,14 +301,14 @@ fn unexpected(a: LedgerApplied) -> Error {
 
 async fn history<B: Backend>(store: &Store<B>, req: &Request<'_>, id: &str) -> Result<Response> {
     validate_ledger_id("id", id)?;
-    let limit = req.param_usize("limit", 100, 1, limits::HISTORY_LIMIT_MAX)?;
+    let limit = req.param_usize("limit", 100, 1, limits::ACCOUNT_HISTORY_LIMIT_MAX)?;
     let cursor = req.param_usize("cursor", 0, 0, u32::MAX as usize)? as u32;
     let time = |name: &str| req.param(name).map(|v| parse_rfc3339(name, v)).transpose();
     let (since, until) = (time("since")?, time("until")?);
     let body = store
         .read(|e| -> Result<Value> {
             let l = e.ledger();
-            let (page, next) = l.history(id, cursor, limit, since, until)?;
+            let (page, next) = l.account_history(id, cursor, limit, since, until)?;
             let scale = scale_of(l, id);
             let entries: Vec<Value> = page
                 .iter()
@@ -290,9 +316,9 @@ async fn history<B: Backend>(store: &Store<B>, req: &Request<'_>, id: &str) -> R
                     let mut m = Map::new();
                     m.insert("seq".into(), (*seq).into());
                     m.insert("kind".into(), ev.kind.as_str().into());
-                    m.insert("transfer_id".into(), t.input.id.clone().into());
-                    m.insert("debit_account".into(), t.input.debit_account.clone().into());
-                    m.insert("credit_account".into(), t.input.credit_account.clone().into());
+                    m.insert("transfer_id".into(), t.id.clone().into());
+                    m.insert("debit_account".into(), l.account_name(t.debit).into());
+                    m.insert("credit_account".into(), l.account_name(t.credit).into());
                     m.insert("amount".into(), format_units(ev.amount, scale).into());
                     m.insert("at".into(), format_rfc3339(ev.at).into());
                     Value::Object(m)

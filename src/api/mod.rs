@@ -19,6 +19,7 @@ pub mod working_memory;
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
+use crate::core::budget::Counter;
 use crate::core::engine::{Applied, Op};
 use crate::core::error::{Error, Result};
 use crate::core::limits;
@@ -45,16 +46,33 @@ pub struct Request<'a> {
 pub struct Response {
     pub status: u16,
     pub body: Value,
+    /// The body already written as UTF-8 JSON, straight from the data (a
+    /// large answer such as a prompt, built once, never as a `Value`). When
+    /// set, it is the body and `body` is `Null`.
+    pub raw: Option<Vec<u8>>,
 }
 
 impl Response {
     fn ok(body: Value) -> Response {
-        Response { status: 200, body }
+        Response { status: 200, body, raw: None }
+    }
+
+    /// A 200 whose body was written as bytes.
+    pub fn ok_bytes(raw: Vec<u8>) -> Response {
+        Response { status: 200, body: Value::Null, raw: Some(raw) }
     }
 
     /// The `{"detail", "code"}` body and honest status of an error.
     pub fn error(err: &Error) -> Response {
-        Response { status: status_of(err), body: json!({ "detail": err.to_string(), "code": err.code() }) }
+        Response { status: status_of(err), body: json!({ "detail": err.to_string(), "code": err.code() }), raw: None }
+    }
+
+    /// The body as UTF-8 JSON bytes: the written bytes, or the `Value` serialized.
+    pub fn into_bytes(self) -> Result<Vec<u8>> {
+        match self.raw {
+            Some(raw) => Ok(raw),
+            None => serde_json::to_vec(&self.body).map_err(|e| Error::Internal { detail: format!("encode response: {e}") }),
+        }
     }
 }
 
@@ -236,7 +254,7 @@ pub async fn route<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut Ct
         (["working-memory", id, "tool-cache"], _) => agents::tool_cache_route(store, req, id, ctx.now).await.map(Response::ok),
         (["tool-ttls"], _) => agents::tool_ttls_route(store, req, ctx.now).await.map(Response::ok),
         (["agents", agent, rest @ ..], _) => agents::route(store, req, ctx.now, ctx.random, agent, rest).await.map(Response::ok),
-        (["prompt"], "POST") => history::prompt_route(store, ctx.services, req.body, ctx.now).await.map(Response::ok),
+        (["prompt"], "POST") => history::prompt_route(store, ctx.services, req.body, ctx.now).await,
         (["memory", "prompt"], "POST") => {
             let body: history::MemoryPromptBody = parse_json(req.body)?;
             let memories = match &body.long_term_search {
@@ -381,8 +399,19 @@ pub async fn append_messages<B: Backend>(store: &Store<B>, ctx: &mut Ctx<'_>, id
         return Err(Error::LimitExceeded { what: "messages in one append".into(), limit: limits::APPEND_MESSAGES_MAX as u64 });
     }
     let messages = working_memory::messages_from(body.messages, ctx.now, ctx.random)?;
+    // Counted before the write, outside the store's lock; each turn keeps
+    // its count, so no later prompt tokenizes it again.
+    let counted = match body.model_name.as_deref() {
+        None => None,
+        Some(model) => {
+            let counter = services::counter_for(ctx.services, Some(model)).await?;
+            let key = counter.cache_key();
+            let tokens: Vec<usize> = messages.iter().map(|m| m.tokens.get_or(key, || counter.count(&m.content))).collect();
+            Some((tokens, counter.describe()))
+        }
+    };
     match store.apply(Op::SessionAppend { session_id: id.to_owned(), messages }, ctx.now).await? {
-        Applied::Appended(a) => Ok(working_memory::appended_json(&a)),
+        Applied::Appended(a) => Ok(working_memory::appended_json(&a, counted.as_ref().map(|(t, c)| (t.as_slice(), c.clone())))),
         other => Err(Error::Internal { detail: format!("append returned {other:?}") }),
     }
 }

@@ -65,6 +65,13 @@ impl ModelCounter {
 }
 
 impl Counter for ModelCounter {
+    fn cache_key(&self) -> Option<u8> {
+        match self {
+            ModelCounter::Exact(enc, _) => enc.as_ref().cache_key(),
+            ModelCounter::Estimate => Estimator.cache_key(),
+        }
+    }
+
     fn count(&self, text: &str) -> usize {
         match self {
             ModelCounter::Exact(enc, cache) => cache.counter(enc.as_ref()).count(text),

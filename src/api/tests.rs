@@ -1,6 +1,7 @@
 //! Every route, natively, on the in-memory backend.
 
 use super::*;
+use crate::core::budget::Counter;
 use crate::store::{now_or_never, MemoryBackend, StoreConfig};
 
 pub(super) struct Api {
@@ -61,7 +62,12 @@ impl Api {
             r
         };
         let mut ctx = Ctx::new(self.now, &mut random, None, 1024 * 1024, &self.services);
-        now_or_never(handle(&self.store, &req, &mut ctx)).expect("in-memory routes complete at once")
+        let mut r = now_or_never(handle(&self.store, &req, &mut ctx)).expect("in-memory routes complete at once");
+        // A body written as bytes must be valid JSON: read it back for the assertions.
+        if let Some(raw) = r.raw.take() {
+            r.body = serde_json::from_slice(&raw).expect("a written body is JSON");
+        }
+        r
     }
 }
 
@@ -195,6 +201,28 @@ fn append_and_ttl_expiry() {
     assert_eq!(api.call("GET", "/v1/working-memory/t", "").status, 404, "expired sessions are invisible");
     assert_eq!(now_or_never(expire(&api.store, api.now)).unwrap().unwrap(), None);
     assert_eq!(now_or_never(api.store.read(|e| e.session_count())).unwrap().unwrap(), 0, "and swept");
+}
+
+#[test]
+fn an_append_with_a_model_counts_its_turns_once_and_exactly() {
+    let mut api = Api::new();
+    api.call("PUT", "/v1/working-memory/c", "{}");
+    let r = api.call("POST", "/v1/working-memory/c/messages", r#"{"model_name":"gpt-4o","messages":[{"role":"user","content":"hello world"},{"role":"assistant","content":"ünïcödé ok"}]}"#);
+    assert_eq!(r.status, 200, "{}", r.body);
+    let enc = now_or_never(services::Services::encoding(&api.services, crate::core::tokenizer::EncodingName::O200kBase)).unwrap().unwrap();
+    let want: Vec<usize> = ["hello world", "ünïcödé ok"].iter().map(|t| Counter::count(enc.as_ref(), t)).collect();
+    assert_eq!(r.body["tokens"], json!(want), "{}", r.body);
+    assert_eq!(r.body["counting"], "exact:o200k_base");
+    // The turns remember the counts: the prompt reads them back.
+    let key = Counter::cache_key(enc.as_ref()).unwrap();
+    let kept = now_or_never(api.store.read(|e| e.session("c", api.now).unwrap().messages.iter().map(|m| m.tokens.get(key)).collect::<Vec<_>>())).unwrap().unwrap();
+    assert_eq!(kept, want.iter().map(|&n| Some(n)).collect::<Vec<_>>());
+    // Without a model the answer stays lean; an unknown model is refused, nothing appended.
+    let r = api.call("POST", "/v1/working-memory/c/messages", r#"{"messages":[{"role":"user","content":"x"}]}"#);
+    assert!(r.body.get("tokens").is_none(), "{}", r.body);
+    let r = api.call("POST", "/v1/working-memory/c/messages", r#"{"model_name":"gpt-99","messages":[{"role":"user","content":"x"}]}"#);
+    assert_eq!((r.status, r.body["code"].as_str()), (422, Some("invalid_input")), "{}", r.body);
+    assert_eq!(api.call("GET", "/v1/working-memory/c", "").body["messages"].as_array().unwrap().len(), 3);
 }
 
 #[test]

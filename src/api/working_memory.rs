@@ -55,6 +55,10 @@ pub struct PutBody {
 #[derive(Debug, Deserialize)]
 pub struct AppendBody {
     pub messages: Vec<MessageIn>,
+    /// Counts the new turns in this model's encoding: the answer reports
+    /// them, and each turn remembers its count for later prompts.
+    #[serde(default)]
+    pub model_name: Option<String>,
 }
 
 /// Turns incoming messages into core messages: fills ids and times, and
@@ -79,7 +83,7 @@ pub fn messages_from(input: Vec<MessageIn>, now: Millis, random: &mut dyn FnMut(
                 None => None,
             };
             let id = m.id.unwrap_or_else(|| ulid(now, random()));
-            Ok(Message { id, role: m.role, content: m.content, created_at, persisted_at })
+            Ok(Message { id, role: m.role, content: m.content, created_at, persisted_at, tokens: Default::default() })
         })
         .collect()
 }
@@ -127,14 +131,21 @@ pub fn message_json(m: &Message) -> Value {
 /// The answer of an append: the new turns as stored (ids and times filled),
 /// the session's turn count after it, and its times. Not the session: the
 /// answer's size follows the append, not the conversation.
-pub fn appended_json(a: &Appended) -> Value {
-    json!({
+/// What an append answers; with a counter (`model_name` was given), the
+/// new turns' token counts and how they were counted.
+pub fn appended_json(a: &Appended, counted: Option<(&[usize], String)>) -> Value {
+    let mut v = json!({
         "session_id": a.session_id,
         "appended": a.messages.iter().map(message_json).collect::<Vec<_>>(),
         "message_count": a.message_count,
         "updated_at": format_rfc3339(a.updated_at),
         "expires_at": a.expires_at.map(format_rfc3339),
-    })
+    });
+    if let Some((tokens, counting)) = counted {
+        v["tokens"] = json!(tokens);
+        v["counting"] = json!(counting);
+    }
+    v
 }
 
 /// AMS's `WorkingMemoryResponse`. `recent_messages_limit` keeps only the

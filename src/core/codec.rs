@@ -14,6 +14,9 @@
 //! Checks run in an order that makes errors honest: a damaged header is
 //! reported as corruption, never misread as a "future version".
 
+use serde::de::{SeqAccess, Visitor};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
 use crate::core::error::{Error, Result};
 use crate::core::limits;
 
@@ -190,6 +193,43 @@ pub fn decode_log_record(seq: u64, bytes: &[u8]) -> Result<(u32, &[u8])> {
         return Err(corrupt(format!("stored under {seq} but records {}", u64_at(bytes, 8))));
     }
     Ok((schema, body))
+}
+
+/// Raw bytes in a serde format: MessagePack `bin` (an array of bytes is
+/// accepted too, for robustness). Columns and vectors travel as these.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Bytes(pub Vec<u8>);
+
+impl Serialize for Bytes {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bytes(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Bytes {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Bytes, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Bytes;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("bytes")
+            }
+            fn visit_bytes<E>(self, v: &[u8]) -> Result<Bytes, E> {
+                Ok(Bytes(v.to_vec()))
+            }
+            fn visit_byte_buf<E>(self, v: Vec<u8>) -> Result<Bytes, E> {
+                Ok(Bytes(v))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Bytes, A::Error> {
+                let mut out = Vec::new();
+                while let Some(b) = seq.next_element::<u8>()? {
+                    out.push(b);
+                }
+                Ok(Bytes(out))
+            }
+        }
+        d.deserialize_bytes(V)
+    }
 }
 
 #[cfg(test)]

@@ -183,6 +183,17 @@ impl Error {
         Error::InvalidInput { field: field.into(), reason: reason.into() }
     }
 
+    /// The same error about another field: checks run with a fixed field
+    /// name and the caller names the element (`transfers[7].amount`) only
+    /// when one fails, so the hot path formats nothing.
+    pub fn renamed(self, field: impl Into<String>) -> Error {
+        match self {
+            Error::InvalidInput { reason, .. } => Error::InvalidInput { field: field.into(), reason },
+            Error::PayloadTooLarge { bytes, bytes_max, .. } => Error::PayloadTooLarge { what: field.into(), bytes, bytes_max },
+            other => other,
+        }
+    }
+
     /// Shorthand for [`Error::PayloadTooLarge`].
     pub fn too_large(what: impl Into<String>, bytes: usize, bytes_max: usize) -> Error {
         Error::PayloadTooLarge { what: what.into(), bytes: bytes as u64, bytes_max: bytes_max as u64 }

@@ -115,12 +115,14 @@ limits! {
     pub const TRANSFERS_MAX: usize = 5_000_000;
     /// Transfers in one create batch (TigerBeetle's batch size is 8,189).
     pub const TRANSFER_BATCH_MAX: usize = 8_000;
+    /// Account ids resolved to indices in one `accounts/indices` call.
+    pub const ACCOUNT_INDICES_MAX: usize = 8_000;
     /// Serialized bytes of a transfer's free-form metadata.
     pub const TRANSFER_METADATA_BYTES_MAX: usize = 4 * 1024;
     /// Longest pending-transfer timeout: 30 days.
     pub const PENDING_TIMEOUT_SECONDS_MAX: u64 = 30 * 24 * 3600;
-    /// Page size of an account history.
-    pub const HISTORY_LIMIT_MAX: usize = 1_000;
+    /// Page size of a ledger account's history (`ledger.history`).
+    pub const ACCOUNT_HISTORY_LIMIT_MAX: usize = 1_000;
     /// Balances in one statement reconciliation.
     pub const STATEMENT_LINES_MAX: usize = 10_000;
     /// Execute-once intents kept open or done.

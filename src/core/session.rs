@@ -23,6 +23,44 @@ pub struct Message {
     /// When the turn was promoted to long-term memory (AMS's `persisted_at`).
     #[serde(default)]
     pub persisted_at: Option<Millis>,
+    /// The turn's token count in the last encoding that counted it, so a
+    /// prompt over a long session counts each turn once. Derived state: never
+    /// persisted, and ignored by equality.
+    #[serde(skip)]
+    pub tokens: TokenCount,
+}
+
+/// A remembered token count: which counter ([`crate::core::budget::Counter::cache_key`])
+/// and how many tokens. Filled on first count (or by an append that names a
+/// model); a count under another encoding replaces it.
+#[derive(Debug, Clone, Default)]
+pub struct TokenCount(std::cell::Cell<Option<(u8, u32)>>);
+
+impl TokenCount {
+    /// The count under counter `key`, computing and remembering it on a miss.
+    /// A counter with no key (a caller's function) is never remembered.
+    pub fn get_or(&self, key: Option<u8>, count: impl FnOnce() -> usize) -> usize {
+        let Some(key) = key else { return count() };
+        match self.0.get() {
+            Some((k, n)) if k == key => n as usize,
+            _ => {
+                let n = count();
+                self.0.set(Some((key, u32::try_from(n).unwrap_or(u32::MAX))));
+                n
+            }
+        }
+    }
+
+    /// The remembered count under counter `key`, if any.
+    pub fn get(&self, key: u8) -> Option<usize> {
+        self.0.get().filter(|(k, _)| *k == key).map(|(_, n)| n as usize)
+    }
+}
+
+impl PartialEq for TokenCount {
+    fn eq(&self, _: &TokenCount) -> bool {
+        true
+    }
 }
 
 /// A working-memory session.
@@ -212,7 +250,7 @@ mod tests {
     use super::*;
 
     fn msg(id: &str) -> Message {
-        Message { id: id.into(), role: "user".into(), content: "hi".into(), created_at: 1, persisted_at: None }
+        Message { id: id.into(), role: "user".into(), content: "hi".into(), created_at: 1, persisted_at: None, tokens: Default::default() }
     }
 
     #[test]

@@ -10,6 +10,7 @@ use wasm_bindgen::prelude::*;
 use super::history::{optional_fn, JsServices};
 use super::{check_body, json_text, promise, random_bits, to_js_error, Inner, MemoryCore};
 use crate::api::{self, services::Services, Ctx};
+use crate::core::error::Error;
 use crate::core::limits;
 
 /// The context of one JS call: the tenant's namespace, its clock, and the
@@ -38,7 +39,11 @@ impl MemoryCore {
             let mut ctx = ctx(&inner, &mut rand, &services)?;
             ctx.vectors = vectors;
             let r = api::route(&inner.store, &req, &mut ctx).await.map_err(|e| to_js_error(&e))?;
-            json_text(&r.body)
+            match r.raw {
+                // Written as UTF-8 JSON by `serde_json`, so valid UTF-8.
+                Some(raw) => String::from_utf8(raw).map(JsValue::from).map_err(|e| to_js_error(&Error::Internal { detail: e.to_string() })),
+                None => json_text(&r.body),
+            }
         })
     }
 }

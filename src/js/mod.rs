@@ -5,6 +5,7 @@
 
 mod backend;
 mod history;
+mod ledger;
 mod door;
 mod tokenizer;
 mod vector;
@@ -105,7 +106,9 @@ impl MemoryCore {
         promise(&self.inner, move |inner| async move {
             check_body(&body_json)?;
             let mut rand = random_bits;
-            let mut ctx = door::ctx(&inner, &mut rand, &api::services::Offline)?;
+            // No hooks, but the encodings JS has loaded (an append may count).
+            let services = history::JsServices { summarizer: None, embedder: None };
+            let mut ctx = door::ctx(&inner, &mut rand, &services)?;
             let (store, id, body) = (&inner.store, session_id.as_str(), body_json.as_bytes());
             let v = match kind {
                 Write::Put => api::put_session(store, &mut ctx, id, body).await,

@@ -11,7 +11,7 @@ use wasm_bindgen::prelude::*;
 
 use super::to_js_error;
 use crate::core::error::Error;
-use crate::core::vector::{self as core, Config, Filter, Metric, Quantization, Scratch, SearchParams, SegmentKind};
+use crate::core::vector::{self as core, Config, Eligible, Metric, Quantization, Scratch, SearchParams, SegmentKind};
 
 /// Options of `new VectorIndex(...)`.
 #[derive(Deserialize)]
@@ -139,7 +139,7 @@ impl VectorIndexJs {
     pub fn search(&self, query: &[f32], k: u32, ef: Option<u32>, filter_keys: Option<Vec<u32>>) -> Result<JsValue, JsValue> {
         let params = SearchParams { k: k as usize, ef: ef.map(|e| e as usize) };
         let subset: Option<Vec<u64>> = filter_keys.map(|ks| ks.into_iter().map(u64::from).collect());
-        let filter = subset.as_deref().map_or(Filter::None, Filter::Keys);
+        let filter = subset.as_deref().map_or(Eligible::All, Eligible::Keys);
         let (mut scratch, mut hits) = (self.scratch.borrow_mut(), self.hits.borrow_mut());
         self.inner.search(query, &params, &filter, &mut scratch, &mut hits).map_err(|e| js_err(&e))?;
         let keys: Vec<u32> = hits.iter().map(|h| h.key as u32).collect();

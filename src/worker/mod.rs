@@ -35,16 +35,19 @@ const DEFAULT_NAMESPACE: &str = "default";
 
 type WResult<T> = worker::Result<T>;
 
-fn json_response(r: &api::Response) -> WResult<Response> {
-    let body = serde_json::to_vec(&r.body).map_err(|e| worker::Error::RustError(e.to_string()))?;
+/// A JSON response; a body the API already wrote as bytes (a prompt) is
+/// handed over as it is, never parsed or re-serialized here.
+fn json_response(r: api::Response) -> WResult<Response> {
+    let status = r.status;
+    let body = r.into_bytes().map_err(|e| worker::Error::RustError(e.to_string()))?;
     let headers = Headers::new();
     headers.set("content-type", "application/json")?;
     headers.set("cache-control", "no-store")?;
-    Ok(Response::from_bytes(body)?.with_status(r.status).with_headers(headers))
+    Ok(Response::from_bytes(body)?.with_status(status).with_headers(headers))
 }
 
 fn error_response(e: &Error) -> WResult<Response> {
-    json_response(&api::Response::error(e))
+    json_response(api::Response::error(e))
 }
 
 fn now_ms() -> Millis {
@@ -92,11 +95,11 @@ async fn front(req: &mut Request, env: &Env) -> Result<Response, Error> {
     let method = req.method();
     if path == "/v1/health" {
         let r = if method == Method::Get {
-            api::Response { status: 200, body: serde_json::json!({ "now": now_ms(), "version": api::VERSION }) }
+            api::Response { status: 200, body: serde_json::json!({ "now": now_ms(), "version": api::VERSION }), raw: None }
         } else {
             api::Response::error(&Error::MethodNotAllowed { method: method.to_string() })
         };
-        return json_response(&r).map_err(w);
+        return json_response(r).map_err(w);
     }
     let authorization = req.headers().get("authorization").map_err(w)?;
     api::check_auth(authorization.as_deref(), env_string(env, "EDGEMEM_AUTH_TOKEN").as_deref())?;
@@ -117,7 +120,7 @@ async fn front(req: &mut Request, env: &Env) -> Result<Response, Error> {
     }
     if path.starts_with("/v1/budget/") {
         let r = budget::route(env, method.as_ref(), &path, &body).await?;
-        return json_response(&r).map_err(w);
+        return json_response(r).map_err(w);
     }
 
     // The tenant: `?namespace=`, else where the AMS client put it in the
@@ -171,8 +174,8 @@ async fn front(req: &mut Request, env: &Env) -> Result<Response, Error> {
             let pairs = api::parse_query(url.query().unwrap_or(""));
             routing::forget(env, &routing::ids_needing_lookup(&method, &path, &pairs)).await?;
         }
-        let r = api::Response { status: 200, body: serde_json::from_str(&text).unwrap_or_default() };
-        return json_response(&r).map_err(w);
+        let r = api::Response { status: 200, body: serde_json::from_str(&text).unwrap_or_default(), raw: None };
+        return json_response(r).map_err(w);
     }
     Ok(resp)
 }
@@ -220,7 +223,7 @@ impl MemoryObject {
         if let Some(op) = url.path().strip_prefix(routing::DIRECTORY_PATH).and_then(|p| p.strip_prefix('/')) {
             let body = req.bytes().await.map_err(w)?;
             let v = routing::serve(&self.state, op, &body).await?;
-            return json_response(&api::Response { status: 200, body: v }).map_err(w);
+            return json_response(api::Response { status: 200, body: v, raw: None }).map_err(w);
         }
         let store = self.store().await?;
         let method = req.method();
@@ -238,7 +241,7 @@ impl MemoryObject {
         if method != Method::Get && resp.status == 200 {
             self.schedule(store.read(|e| e.next_expiry()).await?).await?;
         }
-        json_response(&resp).map_err(w)
+        json_response(resp).map_err(w)
     }
 
     /// Publishes this tenant's snapshot to the KV binding, for read-mostly
@@ -251,7 +254,7 @@ impl MemoryObject {
         let config = StoreConfig { key_prefix: format!("{namespace}/"), ..StoreConfig::default() };
         let stats = store.publish(&KvBackend { kv }, &config).await?;
         let body = serde_json::json!({ "snapshot_gen": stats.snapshot_gen, "snapshot_bytes": stats.snapshot_bytes, "last_seq": stats.last_seq, "key_prefix": config.key_prefix });
-        json_response(&api::Response { status: 200, body }).map_err(|e| Error::Internal { detail: e.to_string() })
+        json_response(api::Response { status: 200, body, raw: None }).map_err(|e| Error::Internal { detail: e.to_string() })
     }
 }
 

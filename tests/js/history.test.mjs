@@ -2,7 +2,7 @@
 // tool cache and tool calls, through the built package's public API.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { Memory, MemoryStore, EdgememError } from "edgemem";
+import { Memory, MemoryStore, EdgememError, Tokenizer } from "edgemem";
 
 async function rejectsWith(promise, code) {
   await assert.rejects(promise, (err) => {
@@ -159,4 +159,22 @@ test("prompt as plan names the kept turns by id; as bytes is the UTF-8 JSON answ
   assert.ok(bytes instanceof Uint8Array);
   assert.deepEqual(JSON.parse(new TextDecoder().decode(bytes)), full);
   await assert.rejects(memory.prompt({ ...request, as: "xml" }), (e) => e.code === "invalid_input");
+});
+
+test("an append with a model answers each new turn's exact tokens, counted by tiktoken's rules", async () => {
+  const m = await Memory.open();
+  await m.putSession("count", {});
+  const turns = [
+    { role: "user", content: "Where are my crates? 🚢" },
+    { role: "assistant", content: "In Rotterdam, berth 7 — ETA 14:00." },
+  ];
+  const r = await m.appendMessages("count", turns, { model: "gpt-4o" });
+  const o200k = await Tokenizer.load("o200k_base");
+  assert.deepEqual(r.tokens, turns.map((t) => o200k.count(t.content)));
+  assert.equal(r.counting, "exact:o200k_base");
+  assert.equal(r.appended.length, 2);
+  const plain = await m.appendMessages("count", [{ role: "user", content: "thanks" }]);
+  assert.equal(plain.tokens, undefined, "no model, no counting");
+  await assert.rejects(m.appendMessages("count", [{ role: "user", content: "x" }], { model: "gpt-99" }), (e) => e.code === "invalid_input");
+  assert.equal((await m.getSession("count")).messages.length, 3, "a refused append adds nothing");
 });

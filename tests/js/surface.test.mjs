@@ -22,7 +22,7 @@ const BY_NAME = {
   tool: "search", glob: "tip*", code: "USD", asset: "USD", role: "user", content: "Hello there", name: "greeting",
   model: "gpt-4o", amount: "1.00", debit_account: "acct-a", credit_account: "acct-b", agent_id: "agent-1", kind: "note",
   message: "boom", prefix: "", scale: 2, version: 1, priority: 5, max_tokens: 4096, contextWindowMax: 8000, windowTokens: 8000,
-  per_agent_max: 10, workPointsMax: 100, k: 3, since: "2026-01-01T00:00:00Z",
+  per_agent_max: 10, workPointsMax: 100, k: 3, since: "2026-01-01T00:00:00Z", amounts: "1.50",
 };
 
 /** Calls whose required values cannot be guessed from names and types. */
@@ -107,11 +107,15 @@ function sample(checker, type, name, depth = 0) {
   if (type.flags & ts.TypeFlags.String) return typeof BY_NAME[name] === "string" ? BY_NAME[name] : "x";
   if (type.flags & ts.TypeFlags.Number) return typeof BY_NAME[name] === "number" ? BY_NAME[name] : 1;
   if (type.flags & (ts.TypeFlags.Boolean | ts.TypeFlags.BooleanLiteral)) return true;
+  if (type.flags & ts.TypeFlags.BigInt) return 1n;
   if (type.flags & (ts.TypeFlags.Unknown | ts.TypeFlags.Any | ts.TypeFlags.NonPrimitive | ts.TypeFlags.TypeParameter)) return { ok: true };
   const symbolName = type.getSymbol()?.getName();
   if (symbolName === "Float32Array") return new Float32Array(DIM).fill(0.5);
   if (symbolName === "Uint32Array") return Uint32Array.of(1);
   if (symbolName === "Uint8Array") return new Uint8Array([1, 2, 3]);
+  // One 128-bit id (two words), one amount of minor units.
+  if (symbolName === "BigUint64Array") return BigUint64Array.of(1n, 0n);
+  if (symbolName === "BigInt64Array") return BigInt64Array.of(1n);
   if (checker.isArrayType(type)) return [sample(checker, checker.getTypeArguments(type)[0], name, depth + 1)];
   if (type.getCallSignatures().length > 0) return () => ({ ok: true });
   if (type.flags & ts.TypeFlags.Object || type.isIntersection()) {
@@ -140,6 +144,10 @@ async function argsFor(checker, c) {
 /** Instances to call methods on, made through the public API itself. */
 async function instances() {
   const memory = await edgemem.Memory.open();
+  // Accounts 0 and 1, so that sampled account indices name real accounts.
+  await memory.ledger.createAsset("USDC", 6);
+  await memory.ledger.createAccount({ id: "a0", asset: "USDC" });
+  await memory.ledger.createAccount({ id: "a1", asset: "USDC" });
   return {
     Memory: memory,
     Ledger: memory.ledger,
@@ -198,7 +206,7 @@ test("every public constructor, function and method accepts only its required ar
       err = e;
     }
     const bad = verdict(err);
-    if (bad) failures.push(`${label}(${args.map((a) => JSON.stringify(a)?.slice(0, 60)).join(", ")}) -> ${bad}`);
+    if (bad) failures.push(`${label}(${args.map((a) => JSON.stringify(a, (_, v) => (typeof v === "bigint" ? `${v}n` : v))?.slice(0, 60)).join(", ")}) -> ${bad}`);
   }
   assert.deepEqual(failures, [], `${failures.length} declared calls fail at runtime`);
   assert.ok(called > 60);

@@ -19,6 +19,12 @@ pub trait Counter {
     /// The longest prefix of `text` that ends on a token boundary and a
     /// character boundary and counts at most `tokens_max`.
     fn truncate<'a>(&self, text: &'a str, tokens_max: usize) -> &'a str;
+    /// A stable id of what this counter counts (its encoding), under which a
+    /// turn may remember its count; `None` (the default) for counters whose
+    /// answers may change, such as a caller's function.
+    fn cache_key(&self) -> Option<u8> {
+        None
+    }
 }
 
 fn floor_char_boundary(text: &str, mut at: usize) -> usize {
@@ -30,6 +36,10 @@ fn floor_char_boundary(text: &str, mut at: usize) -> usize {
 }
 
 impl Counter for Encoding {
+    fn cache_key(&self) -> Option<u8> {
+        Some(1 + self.name() as u8)
+    }
+
     fn count(&self, text: &str) -> usize {
         // Slot text is bounded on input, so the size check cannot fail here.
         Encoding::count(self, text, Specials::AsText).unwrap_or(usize::MAX)
@@ -84,6 +94,10 @@ const ESTIMATE_OTHER_MILLI: usize = 750;
 pub struct Estimator;
 
 impl Counter for Estimator {
+    fn cache_key(&self) -> Option<u8> {
+        Some(0)
+    }
+
     fn count(&self, text: &str) -> usize {
         estimate_tokens(text)
     }

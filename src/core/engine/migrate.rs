@@ -72,7 +72,7 @@ fn session_v0_to_v1(old: SessionV0) -> std::result::Result<Session, String> {
         .map(|(i, (role, content))| {
             let mut random = [0u8; 10];
             random[2..].copy_from_slice(&(i as u64).to_be_bytes());
-            Message { id: ulid(old.created_ms, random), role, content, created_at: old.created_ms, persisted_at: None }
+            Message { id: ulid(old.created_ms, random), role, content, created_at: old.created_ms, persisted_at: None, tokens: Default::default() }
         })
         .collect();
     let mut s = Session::new(old.id, old.created_ms);

@@ -376,15 +376,26 @@ impl Engine {
 
 /// Encodes a log record for sequence `seq`.
 pub fn encode_log_entry(seq: u64, entry: &LogEntry) -> Result<Vec<u8>> {
-    let body = rmp_serde::to_vec_named(entry).map_err(|e| Error::Internal { detail: format!("encode op: {e}") })?;
+    let mut body = vec![LOG_BODY_POSITIONAL];
+    rmp_serde::encode::write(&mut body, entry).map_err(|e| Error::Internal { detail: format!("encode op: {e}") })?;
     codec::encode_log_record(SCHEMA_VERSION, seq, &body)
 }
+
+/// The first byte of a log body written as positional MessagePack (structs
+/// as arrays, no field names). Bodies written before it are named-field
+/// maps, whose first byte is a map marker (0x80..=0x8f, 0xde, 0xdf), never
+/// this fixint, so both replay. A field may only be added at the end of a
+/// struct, with `#[serde(default)]`.
+pub const LOG_BODY_POSITIONAL: u8 = 0x01;
 
 /// Decodes the log record stored under `seq`, migrating older schemas.
 pub fn decode_log_entry(seq: u64, bytes: &[u8]) -> Result<LogEntry> {
     let (schema, body) = codec::decode_log_record(seq, bytes)?;
     match schema {
-        SCHEMA_VERSION => rmp_serde::from_slice(body).map_err(|e| Error::LogCorrupt { seq, reason: format!("body: {e}") }),
+        SCHEMA_VERSION => {
+            let body = body.strip_prefix(&[LOG_BODY_POSITIONAL]).unwrap_or(body);
+            rmp_serde::from_slice(body).map_err(|e| Error::LogCorrupt { seq, reason: format!("body: {e}") })
+        }
         older => migrate::log_entry_to_current(older, seq, body),
     }
 }

@@ -7,7 +7,7 @@ fn session(id: &str, ttl: Option<u64>) -> Session {
 }
 
 fn msg(id: &str, content: &str) -> Message {
-    Message { id: id.into(), role: "user".into(), content: content.into(), created_at: 5, persisted_at: None }
+    Message { id: id.into(), role: "user".into(), content: content.into(), created_at: 5, persisted_at: None, tokens: Default::default() }
 }
 
 #[test]
@@ -149,4 +149,37 @@ fn log_entry_round_trip() {
     let entry = LogEntry { now_ms: 9, op: Op::SessionAppend { session_id: "a".into(), messages: vec![msg("m", "x")] } };
     let rec = encode_log_entry(4, &entry).unwrap();
     assert_eq!(decode_log_entry(4, &rec).unwrap(), entry);
+}
+
+#[test]
+fn named_log_bodies_from_before_the_positional_format_still_replay() {
+    use crate::core::codec::{encode_log_record, Bytes, SCHEMA_VERSION};
+    use crate::core::ledger::batch::Amounts;
+    use crate::core::ledger::TransferColumns;
+    let entries = [
+        LogEntry { now_ms: 9, op: Op::SessionAppend { session_id: "a".into(), messages: vec![msg("m", "x")] } },
+        LogEntry { now_ms: 10, op: Op::Ledger(LedgerOp::CreateAsset { code: "USDC".into(), scale: 6 }) },
+        LogEntry { now_ms: 11, op: Op::SessionsExpire },
+    ];
+    for (seq, entry) in entries.iter().enumerate() {
+        let seq = seq as u64 + 1;
+        let named = rmp_serde::to_vec_named(entry).unwrap();
+        assert!(matches!(named[0], 0x80..=0x8f), "a named body starts with a map marker");
+        assert_eq!(decode_log_entry(seq, &encode_log_record(SCHEMA_VERSION, seq, &named).unwrap()).unwrap(), *entry);
+        let positional = encode_log_entry(seq, entry).unwrap();
+        assert!(positional.len() < encode_log_record(SCHEMA_VERSION, seq, &named).unwrap().len(), "no field names");
+        assert_eq!(decode_log_entry(seq, &positional).unwrap(), *entry);
+    }
+    let cols = TransferColumns {
+        ids: Bytes(vec![7; 32]),
+        debit: Bytes(vec![0; 8]),
+        credit: Bytes(vec![1, 0, 0, 0, 1, 0, 0, 0]),
+        amounts: Amounts::Decimal("1.5,2".into()),
+        flags: Bytes(vec![0, 1]),
+        timeouts: Bytes::default(),
+    };
+    let entry = LogEntry { now_ms: 12, op: Op::Ledger(LedgerOp::CreateTransferColumns(cols)) };
+    let rec = encode_log_entry(5, &entry).unwrap();
+    assert!(rec.len() < 150, "a two-transfer column batch logs as its bytes: {} B", rec.len());
+    assert_eq!(decode_log_entry(5, &rec).unwrap(), entry);
 }

@@ -136,7 +136,7 @@ fn invalid_events_are_refused_without_change() {
 #[test]
 fn archived_turns_round_trip_through_a_snapshot() {
     let mut log = EpisodicLog::new(EpisodicConfig { per_agent_max: 50_000, ttl_seconds: Some(3600), at_cap: AtCap::Refuse });
-    let m = Message { id: "m1".into(), role: "user".into(), content: "hello".into(), created_at: 7, persisted_at: None };
+    let m = Message { id: "m1".into(), role: "user".into(), content: "hello".into(), created_at: 7, persisted_at: None, tokens: Default::default() };
     let e = Episode::archived_turn("t1".into(), "agent".into(), 7, "s1", &m).unwrap();
     assert_eq!(e.payload.get("message").and_then(|v| v.get("content")), Some(&json!("hello")));
     log.record(e, 8).unwrap();

@@ -45,6 +45,10 @@ impl CountCache {
 }
 
 impl Counter for Cached<'_> {
+    fn cache_key(&self) -> Option<u8> {
+        self.inner.cache_key()
+    }
+
     fn count(&self, text: &str) -> usize {
         // Short texts are cheaper to count than to hash and look up.
         if text.len() < limits::COUNT_CACHE_TEXT_BYTES_MIN {

@@ -42,16 +42,29 @@ pub fn to_messages(summary: Option<&str>, turns: &[Message]) -> Vec<ChatMessage>
 /// `tool_call_id` to pair with, which OpenAI requires for role `tool`, so it
 /// goes as a user message marked as a tool result.
 pub fn render_openai(messages: &[ChatMessage]) -> Value {
-    Value::Array(
-        messages
-            .iter()
-            .map(|m| match m.role.as_str() {
-                "system" | "user" | "assistant" | "developer" => json!({ "role": m.role, "content": m.content }),
-                r if is_tool_result(r) => json!({ "role": "user", "content": format!("[tool result]\n{}", m.content) }),
-                other => json!({ "role": "user", "content": format!("[{other}]\n{}", m.content) }),
-            })
-            .collect(),
-    )
+    serde_json::to_value(openai_messages(messages)).unwrap_or_default()
+}
+
+/// One message of the OpenAI shape, borrowing the text it can: what the
+/// prompt route serializes straight to bytes.
+#[derive(Debug, Serialize)]
+pub struct RoleContent<'a> {
+    pub role: &'a str,
+    pub content: std::borrow::Cow<'a, str>,
+}
+
+/// The OpenAI chat shape: system/user/assistant/developer kept, tool results
+/// and unknown roles folded into labelled user turns.
+pub fn openai_messages(messages: &[ChatMessage]) -> Vec<RoleContent<'_>> {
+    use std::borrow::Cow;
+    messages
+        .iter()
+        .map(|m| match m.role.as_str() {
+            "system" | "user" | "assistant" | "developer" => RoleContent { role: &m.role, content: Cow::Borrowed(&m.content) },
+            r if is_tool_result(r) => RoleContent { role: "user", content: Cow::Owned(format!("[tool result]\n{}", m.content)) },
+            other => RoleContent { role: "user", content: Cow::Owned(format!("[{other}]\n{}", m.content)) },
+        })
+        .collect()
 }
 
 /// Anthropic Messages API `{system, messages}`: system text goes in the
@@ -242,9 +255,11 @@ pub fn assemble(counter: &dyn Counter, budget: &PromptBudget, parts: &PromptPart
 
     // Turns newest first, in whole units; memories get their share first.
     let starts = units(parts.turns);
+    let key = counter.cache_key();
     let unit_tokens = |u: usize| -> usize {
         let end = starts.get(u + 1).copied().unwrap_or(parts.turns.len());
-        parts.turns[starts[u]..end].iter().map(|m| counter.count(&m.content) + overhead).sum()
+        // Each turn remembers its count: a long session is counted once.
+        parts.turns[starts[u]..end].iter().map(|m| m.tokens.get_or(key, || counter.count(&m.content)) + overhead).sum()
     };
     let room = available - used;
     let memory_room = if parts.memories.is_empty() { 0 } else { room * usize::from(budget.memories_share_percent) / 100 };

@@ -30,7 +30,7 @@ fn encoding(name: EncodingName) -> &'static Encoding {
 }
 
 fn msg(i: usize, role: &str, content: &str) -> Message {
-    Message { id: format!("m{i:04}"), role: role.into(), content: content.into(), created_at: i as u64, persisted_at: None }
+    Message { id: format!("m{i:04}"), role: role.into(), content: content.into(), created_at: i as u64, persisted_at: None, tokens: Default::default() }
 }
 
 fn chat(n: usize) -> Vec<Message> {
@@ -300,4 +300,43 @@ fn to_messages_puts_the_summary_first_in_both_vendor_shapes() {
     assert!(a["system"].as_str().unwrap().contains("Ana"));
     let roles: Vec<&str> = a["messages"].as_array().unwrap().iter().map(|x| x["role"].as_str().unwrap()).collect();
     assert_eq!(roles, ["user", "assistant", "user"], "tool result merged into the following user turn");
+}
+
+/// Counts how often each text is tokenized.
+struct Tally(std::cell::RefCell<Vec<String>>, Option<u8>);
+
+impl Counter for Tally {
+    fn count(&self, text: &str) -> usize {
+        self.0.borrow_mut().push(text.to_owned());
+        Estimator.count(text)
+    }
+    fn truncate<'a>(&self, text: &'a str, tokens_max: usize) -> &'a str {
+        Estimator.truncate(text, tokens_max)
+    }
+    fn cache_key(&self) -> Option<u8> {
+        self.1
+    }
+}
+
+#[test]
+fn each_turn_is_counted_once_across_prompts_unless_the_counter_may_change() {
+    let turns: Vec<Message> = (0..200).map(|i| msg(i, if i % 2 == 0 { "user" } else { "assistant" }, &format!("turn {i} about crates and ports"))).collect();
+    let budget = PromptBudget::new(128_000);
+    let parts = PromptParts { system: None, summary: None, turns: &turns, memories: &[], query: Some("where now?") };
+    let is_turn = |t: &String| t.starts_with("turn ");
+    let keyed = Tally(Default::default(), Some(42));
+    let first = assemble(&keyed, &budget, &parts).unwrap();
+    assert_eq!(keyed.0.borrow().iter().filter(|t| is_turn(t)).count(), 200, "every turn counted once");
+    let second = assemble(&keyed, &budget, &parts).unwrap();
+    assert_eq!(keyed.0.borrow().iter().filter(|t| is_turn(t)).count(), 200, "and never again");
+    assert_eq!(first.used_tokens, second.used_tokens);
+    assert_eq!(turns[7].tokens.get(42), Some(Estimator.count("turn 7 about crates and ports")));
+    // Another encoding counts afresh; a caller's counter (no key) every time.
+    let other = Tally(Default::default(), Some(43));
+    assemble(&other, &budget, &parts).unwrap();
+    assert_eq!(other.0.borrow().iter().filter(|t| is_turn(t)).count(), 200);
+    let unkeyed = Tally(Default::default(), None);
+    assemble(&unkeyed, &budget, &parts).unwrap();
+    assemble(&unkeyed, &budget, &parts).unwrap();
+    assert_eq!(unkeyed.0.borrow().iter().filter(|t| is_turn(t)).count(), 400);
 }

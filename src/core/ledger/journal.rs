@@ -5,7 +5,6 @@
 use serde::{Deserialize, Serialize};
 
 use super::amount::Units;
-use super::types::TransferInput;
 use crate::core::time::Millis;
 
 /// What happened to a transfer.
@@ -53,11 +52,12 @@ pub struct Mark {
 }
 
 /// The chain step: H(prev ‖ kind ‖ len-prefixed transfer id, accounts ‖ amount ‖ at).
-pub fn chain(prev: &[u8; 32], e: &Event, t: &TransferInput) -> [u8; 32] {
+/// `names` are the transfer's id and its debit and credit account ids.
+pub fn chain(prev: &[u8; 32], e: &Event, names: [&str; 3]) -> [u8; 32] {
     let mut h = blake3::Hasher::new();
     h.update(prev);
     h.update(&[e.kind as u8]);
-    for s in [&t.id, &t.debit_account, &t.credit_account] {
+    for s in names {
         h.update(&(s.len() as u32).to_le_bytes());
         h.update(s.as_bytes());
     }
@@ -67,9 +67,10 @@ pub fn chain(prev: &[u8; 32], e: &Event, t: &TransferInput) -> [u8; 32] {
 }
 
 impl Journal {
-    /// Appends an event for transfer `t`; returns its sequence number.
-    pub fn append(&mut self, e: Event, t: &TransferInput) -> u32 {
-        self.head = chain(&self.head, &e, t);
+    /// Appends an event for the transfer `names` (see [`chain`]); returns
+    /// its sequence number.
+    pub fn append(&mut self, e: Event, names: [&str; 3]) -> u32 {
+        self.head = chain(&self.head, &e, names);
         self.events.push(e);
         (self.events.len() - 1) as u32
     }
@@ -100,10 +101,10 @@ impl Journal {
     }
 
     /// Rebuilds a journal from stored events, recomputing the chain.
-    pub fn rebuild(events: Vec<Event>, transfer: impl Fn(u32) -> Option<TransferInput>) -> Option<Journal> {
+    pub fn rebuild<'a>(events: Vec<Event>, names: impl Fn(u32) -> Option<[&'a str; 3]>) -> Option<Journal> {
         let mut head = [0; 32];
         for e in &events {
-            head = chain(&head, e, &transfer(e.transfer)?);
+            head = chain(&head, e, names(e.transfer)?);
         }
         Some(Journal { events, head })
     }

@@ -14,6 +14,7 @@
 //! Like the rest of the core, nothing here reads a clock: `now` comes in.
 
 pub mod amount;
+pub mod batch;
 pub mod intents;
 mod journal;
 pub mod ops;
@@ -28,6 +29,7 @@ pub use journal::{Event, EventKind};
 pub use ops::{LedgerApplied, LedgerOp};
 pub use types::{TransferRequest, TransferResult};
 pub use snapshot::LedgerSnapshot;
+pub use batch::TransferColumns;
 use types::{Account, AccountFlags, Asset, Difference, StatementLine, Transfer, TransferInput, TransferState};
 
 use crate::core::error::{ConflictCode, Error, Result};
@@ -35,29 +37,64 @@ use crate::core::limits;
 use crate::core::time::Millis;
 
 /// A page of an account's history: entries and the cursor of the next page.
-pub type HistoryPage<'a> = (Vec<(u32, &'a Event, &'a Transfer)>, Option<u32>);
+pub type AccountHistoryPage<'a> = (Vec<(u32, &'a Event, &'a Transfer)>, Option<u32>);
 
 /// The ledger of one tenant.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Ledger {
     assets: BTreeMap<String, Asset>,
-    accounts: BTreeMap<String, Account>,
+    /// Accounts in creation order: an account's position is its index, the
+    /// interned name typed batches address it by. Indices never change, so
+    /// snapshots keep this order.
+    accounts: Vec<Account>,
+    /// The name table: account id to index.
+    account_ix: HashMap<String, u32>,
     /// Every transfer ever created, in creation order.
     transfers: Vec<Transfer>,
     by_id: HashMap<String, u32>,
     /// (expires_at, transfer index) of pending transfers with a timeout.
     pending_expiry: BTreeSet<(Millis, u32)>,
     journal: journal::Journal,
-    /// Event indices touching each account, in order.
-    history: HashMap<String, Vec<u32>>,
+    /// Journal event indices touching each account (by account index), in order.
+    events_by_account: Vec<Vec<u32>>,
     intents: BTreeMap<String, Intent>,
+}
+
+/// An account a transfer names: by index, or a name the ledger does not
+/// know (a per-transfer result, `*_account_not_found`, not an error).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AccountRef {
+    Known(u32),
+    Unknown(String),
+}
+
+impl AccountRef {
+    fn index(&self) -> Option<u32> {
+        match self {
+            AccountRef::Known(ix) => Some(*ix),
+            AccountRef::Unknown(_) => None,
+        }
+    }
+}
+
+/// A transfer ready to apply: its fields with its accounts resolved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prepared {
+    pub id: String,
+    pub debit: AccountRef,
+    pub credit: AccountRef,
+    pub amount: Units,
+    pub pending: bool,
+    pub linked: bool,
+    pub timeout_seconds: Option<u64>,
+    pub metadata: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 /// Saved state to undo a failed linked chain.
 struct ChainMark {
     transfers_len: usize,
     journal: journal::Mark,
-    accounts: Vec<Account>,
+    accounts: Vec<(u32, Account)>,
 }
 
 /// Checks a ledger identifier (asset code, account id, transfer id).
@@ -102,7 +139,7 @@ impl Ledger {
         if flags.debits_must_not_exceed_credits && flags.credits_must_not_exceed_debits {
             return Err(Error::invalid("flags", "an account cannot limit both debits and credits"));
         }
-        if let Some(a) = self.accounts.get(id) {
+        if let Some(a) = self.account(id) {
             return if a.asset == asset && a.flags == flags && a.max_transfer == max_transfer {
                 Ok(a.clone())
             } else {
@@ -123,58 +160,85 @@ impl Ledger {
             credits_pending: 0,
             created_at: now,
         };
-        self.accounts.insert(id.to_owned(), account.clone());
+        self.account_ix.insert(id.to_owned(), self.accounts.len() as u32);
+        self.accounts.push(account.clone());
+        self.events_by_account.push(Vec::new());
         Ok(account)
+    }
+
+    /// Resolves the account names of `t` against the name table.
+    pub fn prepare(&self, t: TransferInput) -> Prepared {
+        let resolve = |name: String| match self.account_ix.get(&name) {
+            Some(&ix) => AccountRef::Known(ix),
+            None => AccountRef::Unknown(name),
+        };
+        Prepared {
+            id: t.id,
+            debit: resolve(t.debit_account),
+            credit: resolve(t.credit_account),
+            amount: t.amount,
+            pending: t.pending,
+            linked: t.linked,
+            timeout_seconds: t.timeout_seconds,
+            metadata: t.metadata,
+        }
     }
 
     /// Applies a batch. Each transfer stands alone unless `linked` chains it
     /// to the next; a chain applies all or nothing. One result per input.
     pub fn create_transfers(&mut self, inputs: &[TransferInput], now: Millis) -> Vec<TransferResult> {
-        let mut results = Vec::with_capacity(inputs.len());
-        let mut start = 0;
-        while start < inputs.len() {
-            let mut end = start;
-            while end < inputs.len() && inputs[end].linked {
-                end += 1;
+        let prepared = inputs.iter().map(|t| self.prepare(t.clone())).collect();
+        self.create_prepared(prepared, now)
+    }
+
+    /// [`Ledger::create_transfers`] on transfers whose accounts are resolved;
+    /// each is moved into the ledger rather than copied.
+    pub fn create_prepared(&mut self, inputs: Vec<Prepared>, now: Millis) -> Vec<TransferResult> {
+        let n = inputs.len();
+        let mut results = Vec::with_capacity(n);
+        let mut inputs = inputs.into_iter().peekable();
+        let mut chain: Vec<Prepared> = Vec::new();
+        while let Some(p) = inputs.next() {
+            if !p.linked && chain.is_empty() {
+                results.push(self.create_one(p, now));
+                continue;
             }
-            if end == inputs.len() {
-                // The last transfer is linked: the chain never closes.
-                results.extend(std::iter::repeat_n(TransferResult::LinkedEventChainOpen, end - start));
-                break;
-            }
-            if start == end {
-                results.push(self.create_one(&inputs[start], now));
-            } else {
-                let mark = self.mark(&inputs[start..=end]);
-                let mut chain = Vec::with_capacity(end - start + 1);
-                for input in &inputs[start..=end] {
-                    let r = self.create_one(input, now);
-                    chain.push(r);
-                    if !r.is_ok() {
-                        break;
-                    }
+            let closes = !p.linked;
+            chain.push(p);
+            if !closes {
+                if inputs.peek().is_none() {
+                    // The last transfer is linked: the chain never closes.
+                    results.extend(std::iter::repeat_n(TransferResult::LinkedEventChainOpen, chain.len()));
                 }
-                if chain.iter().all(|r| r.is_ok()) {
-                    results.extend(chain);
-                } else {
-                    self.rollback(mark);
-                    let failed = chain.len() - 1;
-                    results.extend((start..=end).map(|k| if k - start == failed { chain[failed] } else { TransferResult::LinkedEventFailed }));
-                }
+                continue;
             }
-            start = end + 1;
+            let mark = self.mark(&chain);
+            let len = chain.len();
+            let mut failed = None;
+            for (k, p) in chain.drain(..).enumerate() {
+                let r = self.create_one(p, now);
+                if !r.is_ok() {
+                    failed = Some((k, r));
+                    break;
+                }
+                results.push(r);
+            }
+            if let Some((k, r)) = failed {
+                self.rollback(mark);
+                results.truncate(results.len() - k);
+                results.extend((0..len).map(|j| if j == k { r } else { TransferResult::LinkedEventFailed }));
+            }
+            chain.clear();
         }
         results
     }
 
-    fn mark(&self, chain: &[TransferInput]) -> ChainMark {
-        let mut accounts = Vec::new();
-        for t in chain {
-            for id in [&t.debit_account, &t.credit_account] {
-                if let Some(a) = self.accounts.get(id.as_str()) {
-                    if !accounts.iter().any(|x: &Account| &x.id == id) {
-                        accounts.push(a.clone());
-                    }
+    fn mark(&self, chain: &[Prepared]) -> ChainMark {
+        let mut accounts: Vec<(u32, Account)> = Vec::new();
+        for p in chain {
+            for ix in [p.debit.index(), p.credit.index()].into_iter().flatten() {
+                if !accounts.iter().any(|(x, _)| *x == ix) {
+                    accounts.push((ix, self.accounts[ix as usize].clone()));
                 }
             }
         }
@@ -183,71 +247,68 @@ impl Ledger {
 
     fn rollback(&mut self, mark: ChainMark) {
         for t in self.transfers.drain(mark.transfers_len..) {
-            self.by_id.remove(&t.input.id);
+            self.by_id.remove(&t.id);
         }
         let len = mark.transfers_len as u32;
         self.pending_expiry.retain(|(_, i)| *i < len);
         let first_event = mark.journal.events_len as u32;
-        for a in &mark.accounts {
-            if let Some(h) = self.history.get_mut(&a.id) {
-                while h.last().is_some_and(|&e| e >= first_event) {
-                    h.pop();
-                }
-                if h.is_empty() {
-                    self.history.remove(&a.id);
-                }
+        for (ix, _) in &mark.accounts {
+            let h = &mut self.events_by_account[*ix as usize];
+            while h.last().is_some_and(|&e| e >= first_event) {
+                h.pop();
             }
         }
         self.journal.rollback(mark.journal);
-        for a in mark.accounts {
-            self.accounts.insert(a.id.clone(), a);
+        for (ix, a) in mark.accounts {
+            self.accounts[ix as usize] = a;
         }
     }
 
-    fn create_one(&mut self, t: &TransferInput, now: Millis) -> TransferResult {
+    fn create_one(&mut self, p: Prepared, now: Millis) -> TransferResult {
         use TransferResult as R;
-        if let Some(&i) = self.by_id.get(&t.id) {
-            let old = &self.transfers[i as usize].input;
-            return if old.debit_account != t.debit_account {
+        if let Some(&i) = self.by_id.get(&p.id) {
+            let old = &self.transfers[i as usize];
+            return if p.debit != AccountRef::Known(old.debit) {
                 R::ExistsWithDifferentDebitAccount
-            } else if old.credit_account != t.credit_account {
+            } else if p.credit != AccountRef::Known(old.credit) {
                 R::ExistsWithDifferentCreditAccount
-            } else if old.amount != t.amount {
+            } else if old.amount != p.amount {
                 R::ExistsWithDifferentAmount
-            } else if old.pending != t.pending || old.linked != t.linked {
+            } else if old.pending != p.pending || old.linked != p.linked {
                 R::ExistsWithDifferentFlags
-            } else if old.timeout_seconds != t.timeout_seconds {
+            } else if old.timeout_seconds != p.timeout_seconds {
                 R::ExistsWithDifferentTimeout
-            } else if old.metadata != t.metadata {
+            } else if old.metadata != p.metadata {
                 R::ExistsWithDifferentMetadata
             } else {
                 R::Exists
             };
         }
-        if t.debit_account == t.credit_account {
+        if p.debit == p.credit {
             return R::AccountsMustBeDifferent;
         }
-        let Some(dr) = self.accounts.get(&t.debit_account) else { return R::DebitAccountNotFound };
-        let Some(cr) = self.accounts.get(&t.credit_account) else { return R::CreditAccountNotFound };
+        let AccountRef::Known(di) = p.debit else { return R::DebitAccountNotFound };
+        let AccountRef::Known(ci) = p.credit else { return R::CreditAccountNotFound };
+        let (dr, cr) = (&self.accounts[di as usize], &self.accounts[ci as usize]);
         if dr.asset != cr.asset {
             return R::AccountsMustHaveTheSameAsset;
         }
-        if t.timeout_seconds.is_some() && !t.pending {
+        if p.timeout_seconds.is_some() && !p.pending {
             return R::TimeoutReservedForPendingTransfer;
         }
         if self.transfers.len() >= limits::TRANSFERS_MAX {
             return R::LedgerFull;
         }
-        if dr.max_transfer.is_some_and(|max| t.amount > max) {
+        if dr.max_transfer.is_some_and(|max| p.amount > max) {
             return R::ExceedsMaxTransfer;
         }
         // Compute the new balances on copies of the four numbers, check the
         // flags, and only then write: no clone of either account.
         let mut d = [dr.debits_posted, dr.debits_pending, dr.credits_posted];
         let mut c = [cr.credits_posted, cr.credits_pending, cr.debits_posted];
-        let slot = usize::from(t.pending);
-        let Some(nd) = d[slot].checked_add(t.amount) else { return R::OverflowsDebits };
-        let Some(nc) = c[slot].checked_add(t.amount) else { return R::OverflowsCredits };
+        let slot = usize::from(p.pending);
+        let Some(nd) = d[slot].checked_add(p.amount) else { return R::OverflowsDebits };
+        let Some(nc) = c[slot].checked_add(p.amount) else { return R::OverflowsCredits };
         d[slot] = nd;
         c[slot] = nc;
         if dr.flags.debits_must_not_exceed_credits && d[0].saturating_add(d[1]) > d[2] {
@@ -256,33 +317,41 @@ impl Ledger {
         if cr.flags.credits_must_not_exceed_debits && c[0].saturating_add(c[1]) > c[2] {
             return R::ExceedsDebits;
         }
-        if let Some(a) = self.accounts.get_mut(&t.debit_account) {
-            (a.debits_posted, a.debits_pending) = (d[0], d[1]);
-        }
-        if let Some(a) = self.accounts.get_mut(&t.credit_account) {
-            (a.credits_posted, a.credits_pending) = (c[0], c[1]);
-        }
+        let a = &mut self.accounts[di as usize];
+        (a.debits_posted, a.debits_pending) = (d[0], d[1]);
+        let a = &mut self.accounts[ci as usize];
+        (a.credits_posted, a.credits_pending) = (c[0], c[1]);
         let index = self.transfers.len() as u32;
-        let transfer = Transfer { input: t.clone(), created_at: now, state: if t.pending { TransferState::Pending } else { TransferState::Posted }, posted_amount: None, resolved_at: None };
+        self.by_id.insert(p.id.clone(), index);
+        let transfer = Transfer {
+            id: p.id,
+            debit: di,
+            credit: ci,
+            amount: p.amount,
+            pending: p.pending,
+            linked: p.linked,
+            timeout_seconds: p.timeout_seconds,
+            metadata: p.metadata,
+            created_at: now,
+            state: if p.pending { TransferState::Pending } else { TransferState::Posted },
+            posted_amount: None,
+            resolved_at: None,
+        };
         if let Some(at) = transfer.expires_at() {
             self.pending_expiry.insert((at, index));
         }
-        self.by_id.insert(t.id.clone(), index);
+        let amount = transfer.amount;
         self.transfers.push(transfer);
-        self.record(EventKind::Created, index, t.amount, now);
+        self.record(EventKind::Created, index, amount, now);
         R::Created
     }
 
     fn record(&mut self, kind: EventKind, index: u32, amount: Units, at: Millis) {
-        let t = &self.transfers[index as usize].input;
-        let event_index = self.journal.append(Event { kind, transfer: index, amount, at }, t);
-        for account in [&t.debit_account, &t.credit_account] {
-            match self.history.get_mut(account) {
-                Some(h) => h.push(event_index),
-                None => {
-                    self.history.insert(account.clone(), vec![event_index]);
-                }
-            }
+        let t = &self.transfers[index as usize];
+        let (dr, cr) = (&self.accounts[t.debit as usize], &self.accounts[t.credit as usize]);
+        let event_index = self.journal.append(Event { kind, transfer: index, amount, at }, [&t.id, &dr.id, &cr.id]);
+        for ix in [t.debit, t.credit] {
+            self.events_by_account[ix as usize].push(event_index);
         }
     }
 
@@ -308,20 +377,20 @@ impl Ledger {
             Ok(i) => i,
             Err(r) => return r,
         };
-        let t = self.transfers[i as usize].input.clone();
-        let posted = amount.unwrap_or(t.amount);
-        if posted > t.amount {
+        let t = &self.transfers[i as usize];
+        let (di, ci, held) = (t.debit as usize, t.credit as usize, t.amount);
+        let posted = amount.unwrap_or(held);
+        if posted > held {
             return TransferResult::ExceedsPendingTransferAmount;
         }
-        let (mut dr, mut cr) = (self.accounts[&t.debit_account].clone(), self.accounts[&t.credit_account].clone());
-        dr.debits_pending -= t.amount;
-        cr.credits_pending -= t.amount;
-        let Some(d) = dr.debits_posted.checked_add(posted) else { return TransferResult::OverflowsDebits };
-        let Some(c) = cr.credits_posted.checked_add(posted) else { return TransferResult::OverflowsCredits };
+        let Some(d) = self.accounts[di].debits_posted.checked_add(posted) else { return TransferResult::OverflowsDebits };
+        let Some(c) = self.accounts[ci].credits_posted.checked_add(posted) else { return TransferResult::OverflowsCredits };
+        let dr = &mut self.accounts[di];
+        dr.debits_pending -= held;
         dr.debits_posted = d;
+        let cr = &mut self.accounts[ci];
+        cr.credits_pending -= held;
         cr.credits_posted = c;
-        self.accounts.insert(dr.id.clone(), dr);
-        self.accounts.insert(cr.id.clone(), cr);
         self.resolve(i, TransferState::PendingPosted, Some(posted), now);
         self.record(EventKind::Posted, i, posted, now);
         TransferResult::Created
@@ -345,22 +414,19 @@ impl Ledger {
         due.into_iter()
             .map(|i| {
                 self.release(i, TransferState::PendingExpired, now);
-                self.transfers[i as usize].input.id.clone()
+                self.transfers[i as usize].id.clone()
             })
             .collect()
     }
 
     fn release(&mut self, i: u32, state: TransferState, now: Millis) {
-        let t = self.transfers[i as usize].input.clone();
-        if let Some(dr) = self.accounts.get_mut(&t.debit_account) {
-            dr.debits_pending -= t.amount;
-        }
-        if let Some(cr) = self.accounts.get_mut(&t.credit_account) {
-            cr.credits_pending -= t.amount;
-        }
+        let t = &self.transfers[i as usize];
+        let (di, ci, amount) = (t.debit as usize, t.credit as usize, t.amount);
+        self.accounts[di].debits_pending -= amount;
+        self.accounts[ci].credits_pending -= amount;
         self.resolve(i, state, None, now);
         let kind = if state == TransferState::PendingExpired { EventKind::Expired } else { EventKind::Voided };
-        self.record(kind, i, t.amount, now);
+        self.record(kind, i, amount, now);
     }
 
     fn resolve(&mut self, i: u32, state: TransferState, posted_amount: Option<Units>, now: Millis) {
@@ -376,20 +442,21 @@ impl Ledger {
     /// Recomputes every balance from the transfers and lists each cached
     /// value that disagrees. An empty list means the books balance.
     pub fn reconcile(&self) -> Vec<Difference> {
-        fn add<'a>(sums: &mut HashMap<&'a str, [Units; 4]>, overflow: &mut bool, account: &'a str, field: usize, amount: Units) {
-            let slot = &mut sums.entry(account).or_default()[field];
+        fn add(sums: &mut [[Units; 4]], overflow: &mut bool, account: u32, field: usize, amount: Units) {
+            // Indices are checked when a transfer is created or loaded.
+            let Some(slot) = sums.get_mut(account as usize).map(|s| &mut s[field]) else { return };
             match slot.checked_add(amount) {
                 Some(v) => *slot = v,
                 None => *overflow = true,
             }
         }
-        let mut sums: HashMap<&str, [Units; 4]> = HashMap::with_capacity(self.accounts.len());
+        let mut sums: Vec<[Units; 4]> = vec![[0; 4]; self.accounts.len()];
         let mut overflow = false;
         for t in &self.transfers {
-            let (dr, cr) = (t.input.debit_account.as_str(), t.input.credit_account.as_str());
+            let (dr, cr) = (t.debit, t.credit);
             let (amount, debit, credit) = match t.state {
-                TransferState::Posted => (t.input.amount, 0, 1),
-                TransferState::Pending => (t.input.amount, 2, 3),
+                TransferState::Posted => (t.amount, 0, 1),
+                TransferState::Pending => (t.amount, 2, 3),
                 TransferState::PendingPosted => (t.posted_amount.unwrap_or(0), 0, 1),
                 TransferState::PendingVoided | TransferState::PendingExpired => continue,
             };
@@ -398,8 +465,7 @@ impl Ledger {
         }
         const FIELDS: [&str; 4] = ["debits_posted", "credits_posted", "debits_pending", "credits_pending"];
         let mut diffs = Vec::new();
-        for a in self.accounts.values() {
-            let expected = sums.get(a.id.as_str()).copied().unwrap_or_default();
+        for (a, expected) in self.accounts.iter().zip(sums) {
             let found = [a.debits_posted, a.credits_posted, a.debits_pending, a.credits_pending];
             for k in 0..4 {
                 if expected[k] != found[k] {
@@ -421,7 +487,7 @@ impl Ledger {
         }
         Ok(lines
             .iter()
-            .filter_map(|l| match self.accounts.get(&l.account) {
+            .filter_map(|l| match self.account(&l.account) {
                 None => Some(Difference { account: l.account.clone(), field: "missing_account", expected: l.balance, found: 0 }),
                 Some(a) if a.balance() != l.balance => Some(Difference { account: l.account.clone(), field: "balance", expected: l.balance, found: a.balance() }),
                 Some(_) => None,
@@ -432,12 +498,12 @@ impl Ledger {
     /// One page of an account's history: events at or after `cursor` (an
     /// event sequence number) whose time is in `[since, until)`, oldest first,
     /// with the cursor of the next page.
-    pub fn history(&self, account: &str, cursor: u32, limit: usize, since: Option<Millis>, until: Option<Millis>) -> Result<HistoryPage<'_>> {
-        if !self.accounts.contains_key(account) {
+    pub fn account_history(&self, account: &str, cursor: u32, limit: usize, since: Option<Millis>, until: Option<Millis>) -> Result<AccountHistoryPage<'_>> {
+        let Some(ix) = self.account_index(account) else {
             return Err(Error::not_found("account", account));
-        }
-        let limit = limit.clamp(1, limits::HISTORY_LIMIT_MAX);
-        let all = self.history.get(account).map(Vec::as_slice).unwrap_or(&[]);
+        };
+        let limit = limit.clamp(1, limits::ACCOUNT_HISTORY_LIMIT_MAX);
+        let all = &self.events_by_account[ix as usize];
         let start = all.partition_point(|&e| e < cursor);
         let in_window = |e: u32| {
             let at = self.journal.event(e).at;
@@ -460,7 +526,28 @@ impl Ledger {
     }
 
     pub fn account(&self, id: &str) -> Option<&Account> {
-        self.accounts.get(id)
+        self.account_index(id).map(|ix| &self.accounts[ix as usize])
+    }
+
+    /// The interned index of account `id`: its position in creation order.
+    pub fn account_index(&self, id: &str) -> Option<u32> {
+        self.account_ix.get(id).copied()
+    }
+
+    /// The account at interned index `ix`.
+    pub fn account_at(&self, ix: u32) -> Option<&Account> {
+        self.accounts.get(ix as usize)
+    }
+
+    /// The id of the account at index `ix` (indices held by transfers are
+    /// always valid; any other answers "").
+    pub fn account_name(&self, ix: u32) -> &str {
+        self.accounts.get(ix as usize).map_or("", |a| a.id.as_str())
+    }
+
+    /// Every account, in index order.
+    pub fn accounts(&self) -> &[Account] {
+        &self.accounts
     }
 
     pub fn transfer(&self, id: &str) -> Option<&Transfer> {
@@ -469,7 +556,7 @@ impl Ledger {
 
     /// The scale of the asset of `account`.
     pub fn account_scale(&self, account: &str) -> Option<u32> {
-        self.accounts.get(account).and_then(|a| self.assets.get(&a.asset)).map(|a| a.scale)
+        self.account(account).and_then(|a| self.assets.get(&a.asset)).map(|a| a.scale)
     }
 
     /// When the next pending transfer expires.

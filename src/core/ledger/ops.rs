@@ -8,8 +8,9 @@ use serde_json::Value;
 
 use super::amount::{parse_amount, Units};
 use super::intents::{validate_intent_json, Begun, Intent};
-use super::types::{Account, AccountFlags, Asset, Transfer, TransferInput, TransferRequest, TransferResult};
-use super::{validate_ledger_id, Ledger};
+use super::batch::TransferColumns;
+use super::types::{Account, AccountFlags, Asset, Transfer, TransferRequest, TransferResult};
+use super::{validate_ledger_id, AccountRef, Ledger, Prepared};
 use crate::core::error::{Error, Rejection, Result};
 use crate::core::limits;
 use crate::core::time::Millis;
@@ -20,6 +21,8 @@ pub enum LedgerOp {
     CreateAsset { code: String, scale: u32 },
     CreateAccount { id: String, asset: String, flags: AccountFlags, max_transfer: Option<String> },
     CreateTransfers { transfers: Vec<TransferRequest> },
+    /// A typed-array batch: accounts by index, ids as 128-bit numbers.
+    CreateTransferColumns(TransferColumns),
     Post { id: String, amount: Option<String> },
     Void { id: String },
     Expire,
@@ -34,6 +37,8 @@ pub enum LedgerApplied {
     Account(Account),
     /// One `(id, result)` per requested transfer, in order.
     Transfers(Vec<(String, TransferResult)>),
+    /// One result per transfer of a column batch, in order.
+    TransferCodes(Vec<TransferResult>),
     /// A pending transfer after a successful post or void.
     Resolved(Transfer),
     Expired(Vec<String>),
@@ -53,12 +58,16 @@ impl Ledger {
             }
             LedgerOp::CreateTransfers { transfers } => {
                 let inputs = self.transfer_inputs(transfers)?;
-                let results = self.create_transfers(&inputs, now);
-                LedgerApplied::Transfers(inputs.into_iter().map(|t| t.id).zip(results).collect())
+                let ids: Vec<String> = transfers.iter().map(|t| t.id.clone()).collect();
+                LedgerApplied::Transfers(ids.into_iter().zip(self.create_prepared(inputs, now)).collect())
+            }
+            LedgerOp::CreateTransferColumns(cols) => {
+                let inputs = self.prepare_columns(cols)?;
+                LedgerApplied::TransferCodes(self.create_prepared(inputs, now))
             }
             LedgerOp::Post { id, amount } => {
                 validate_ledger_id("id", id)?;
-                let scale = self.transfer(id).and_then(|t| self.account_scale(&t.input.debit_account)).ok_or_else(|| Error::not_found("transfer", id))?;
+                let scale = self.transfer(id).and_then(|t| self.account_at(t.debit)).and_then(|a| self.asset(&a.asset)).map(|a| a.scale).ok_or_else(|| Error::not_found("transfer", id))?;
                 let amount = amount.as_deref().map(|a| parse_amount("amount", a, scale)).transpose()?;
                 {
                     let r = self.post(id, amount, now);
@@ -90,7 +99,8 @@ impl Ledger {
     }
 
     /// Validates a batch and converts amounts with each account's scale.
-    fn transfer_inputs(&self, transfers: &[TransferRequest]) -> Result<Vec<TransferInput>> {
+    /// Field names (`transfers[7].amount`) are formatted only for an error.
+    fn transfer_inputs(&self, transfers: &[TransferRequest]) -> Result<Vec<Prepared>> {
         if transfers.is_empty() || transfers.len() > limits::TRANSFER_BATCH_MAX {
             return Err(Error::invalid("transfers", format!("must hold 1 to {} transfers", limits::TRANSFER_BATCH_MAX)));
         }
@@ -98,26 +108,46 @@ impl Ledger {
             .iter()
             .enumerate()
             .map(|(i, t)| {
-                let field = |name: &str| format!("transfers[{i}].{name}");
-                validate_ledger_id(&field("id"), &t.id)?;
-                validate_ledger_id(&field("debit_account"), &t.debit_account)?;
-                validate_ledger_id(&field("credit_account"), &t.credit_account)?;
+                let named = |name: &'static str| move |e: Error| e.renamed(format!("transfers[{i}].{name}"));
+                validate_ledger_id("id", &t.id).map_err(named("id"))?;
+                validate_ledger_id("debit_account", &t.debit_account).map_err(named("debit_account"))?;
+                validate_ledger_id("credit_account", &t.credit_account).map_err(named("credit_account"))?;
                 if let Some(timeout) = t.timeout_seconds {
                     if timeout == 0 || timeout > limits::PENDING_TIMEOUT_SECONDS_MAX {
-                        return Err(Error::invalid(field("timeout_seconds"), format!("must be 1 to {}", limits::PENDING_TIMEOUT_SECONDS_MAX)));
+                        return Err(Error::invalid(format!("transfers[{i}].timeout_seconds"), format!("must be 1 to {}", limits::PENDING_TIMEOUT_SECONDS_MAX)));
                     }
                 }
                 if let Some(m) = &t.metadata {
                     let bytes = serde_json::to_vec(m).map(|v| v.len()).unwrap_or(usize::MAX);
                     if bytes > limits::TRANSFER_METADATA_BYTES_MAX {
-                        return Err(Error::too_large(field("metadata"), bytes, limits::TRANSFER_METADATA_BYTES_MAX));
+                        return Err(Error::too_large(format!("transfers[{i}].metadata"), bytes, limits::TRANSFER_METADATA_BYTES_MAX));
                     }
                 }
+                let resolve = |name: &String| match self.account_index(name) {
+                    Some(ix) => AccountRef::Known(ix),
+                    None => AccountRef::Unknown(name.clone()),
+                };
+                let (debit, credit) = (resolve(&t.debit_account), resolve(&t.credit_account));
                 // An unknown account is a per-transfer result, not a request
                 // error: check the amount's form at the widest scale then.
-                let scale = self.account_scale(&t.debit_account).or_else(|| self.account_scale(&t.credit_account)).unwrap_or(limits::ASSET_SCALE_MAX);
-                let amount: Units = parse_amount(&field("amount"), &t.amount, scale)?;
-                Ok(t.with_amount(amount))
+                let scale = [&debit, &credit]
+                    .into_iter()
+                    .find_map(|r| match r {
+                        AccountRef::Known(ix) => self.account_at(*ix).and_then(|a| self.asset(&a.asset)),
+                        AccountRef::Unknown(_) => None,
+                    })
+                    .map_or(limits::ASSET_SCALE_MAX, |a| a.scale);
+                let amount: Units = parse_amount("amount", &t.amount, scale).map_err(named("amount"))?;
+                Ok(Prepared {
+                    id: t.id.clone(),
+                    debit,
+                    credit,
+                    amount,
+                    pending: t.pending,
+                    linked: t.linked,
+                    timeout_seconds: t.timeout_seconds,
+                    metadata: t.metadata.clone(),
+                })
             })
             .collect()
     }

@@ -5,17 +5,32 @@
 use serde::{Deserialize, Serialize};
 
 use super::journal::{Event, Journal};
-use super::types::{Account, Asset, Transfer, TransferState};
+use super::types::{Account, Asset, Transfer, TransferInput, TransferState};
+use super::amount::Units;
+use crate::core::time::Millis;
 use super::{Intent, Ledger};
 use crate::core::error::{Error, Result};
 use crate::core::limits;
+
+/// A transfer as snapshots store it: accounts by name, so a snapshot reads
+/// the same whatever the indices.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TransferRecord {
+    pub input: TransferInput,
+    pub created_at: Millis,
+    pub state: TransferState,
+    #[serde(default)]
+    pub posted_amount: Option<Units>,
+    #[serde(default)]
+    pub resolved_at: Option<Millis>,
+}
 
 /// Serialized form of a [`Ledger`].
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct LedgerSnapshot {
     pub assets: Vec<Asset>,
     pub accounts: Vec<Account>,
-    pub transfers: Vec<Transfer>,
+    pub transfers: Vec<TransferRecord>,
     pub events: Vec<Event>,
     /// Hex BLAKE3 head of the journal when the snapshot was taken.
     pub journal_head: String,
@@ -31,8 +46,27 @@ impl Ledger {
     pub fn to_snapshot(&self) -> LedgerSnapshot {
         LedgerSnapshot {
             assets: self.assets.values().cloned().collect(),
-            accounts: self.accounts.values().cloned().collect(),
-            transfers: self.transfers.clone(),
+            accounts: self.accounts.clone(),
+            transfers: self
+                .transfers
+                .iter()
+                .map(|t| TransferRecord {
+                    input: TransferInput {
+                        id: t.id.clone(),
+                        debit_account: self.accounts[t.debit as usize].id.clone(),
+                        credit_account: self.accounts[t.credit as usize].id.clone(),
+                        amount: t.amount,
+                        pending: t.pending,
+                        timeout_seconds: t.timeout_seconds,
+                        linked: t.linked,
+                        metadata: t.metadata.clone(),
+                    },
+                    created_at: t.created_at,
+                    state: t.state,
+                    posted_amount: t.posted_amount,
+                    resolved_at: t.resolved_at,
+                })
+                .collect(),
             events: self.journal.events().to_vec(),
             journal_head: self.journal.head_hex(),
             intents: self.intents.values().cloned().collect(),
@@ -49,40 +83,65 @@ impl Ledger {
         for a in s.assets {
             l.assets.insert(a.code.clone(), a);
         }
+        // Accounts are stored in index order (older snapshots: sorted by id,
+        // from before indices were handed out).
         for a in s.accounts {
             if !l.assets.contains_key(&a.asset) {
                 return Err(corrupt(format!("account {:?} has unknown asset", a.id)));
             }
-            l.accounts.insert(a.id.clone(), a);
+            if l.account_ix.insert(a.id.clone(), l.accounts.len() as u32).is_some() {
+                return Err(corrupt(format!("duplicate account {:?}", a.id)));
+            }
+            l.accounts.push(a);
+            l.events_by_account.push(Vec::new());
         }
-        for (i, t) in s.transfers.iter().enumerate() {
-            if l.by_id.insert(t.input.id.clone(), i as u32).is_some() {
-                return Err(corrupt(format!("duplicate transfer {:?}", t.input.id)));
+        let mut transfers = Vec::with_capacity(s.transfers.len());
+        for (i, r) in s.transfers.into_iter().enumerate() {
+            let t = r.input;
+            if l.by_id.insert(t.id.clone(), i as u32).is_some() {
+                return Err(corrupt(format!("duplicate transfer {:?}", t.id)));
             }
-            if !l.accounts.contains_key(&t.input.debit_account) || !l.accounts.contains_key(&t.input.credit_account) {
-                return Err(corrupt(format!("transfer {:?} names an unknown account", t.input.id)));
-            }
+            let (Some(debit), Some(credit)) = (l.account_index(&t.debit_account), l.account_index(&t.credit_account)) else {
+                return Err(corrupt(format!("transfer {:?} names an unknown account", t.id)));
+            };
+            let t = Transfer {
+                id: t.id,
+                debit,
+                credit,
+                amount: t.amount,
+                pending: t.pending,
+                linked: t.linked,
+                timeout_seconds: t.timeout_seconds,
+                metadata: t.metadata,
+                created_at: r.created_at,
+                state: r.state,
+                posted_amount: r.posted_amount,
+                resolved_at: r.resolved_at,
+            };
             if t.state == TransferState::Pending {
                 if let Some(at) = t.expires_at() {
                     l.pending_expiry.insert((at, i as u32));
                 }
             }
+            transfers.push(t);
         }
-        let transfers = &s.transfers;
-        let journal = Journal::rebuild(s.events, |i| transfers.get(i as usize).map(|t| t.input.clone()))
-            .ok_or_else(|| corrupt("an event names an unknown transfer"))?;
+        let journal = Journal::rebuild(s.events, |i| {
+            let t = transfers.get(i as usize)?;
+            Some([t.id.as_str(), l.accounts[t.debit as usize].id.as_str(), l.accounts[t.credit as usize].id.as_str()])
+        })
+        .ok_or_else(|| corrupt("an event names an unknown transfer"))?;
         // An empty ledger may carry no head at all (snapshots from before the ledger).
         let empty = journal.len() == 0 && s.journal_head.is_empty();
         if !empty && journal.head_hex() != s.journal_head {
             return Err(corrupt("journal hash chain does not match its head: an entry was lost or altered"));
         }
         for (e, ev) in journal.events().iter().enumerate() {
-            let t = &s.transfers[ev.transfer as usize].input;
-            for account in [&t.debit_account, &t.credit_account] {
-                l.history.entry(account.clone()).or_default().push(e as u32);
+            let t = &transfers[ev.transfer as usize];
+            for ix in [t.debit, t.credit] {
+                l.events_by_account[ix as usize].push(e as u32);
             }
         }
-        l.transfers = s.transfers;
+        l.transfers = transfers;
         l.journal = journal;
         for i in s.intents {
             l.intents.insert(i.key.clone(), i);

@@ -170,17 +170,17 @@ fn statement_reconciliation_and_history() {
     assert_eq!(diffs.len(), 2);
     assert_eq!((diffs[0].account.as_str(), diffs[0].found), ("bank", -(usdc("25") as i128)));
     assert_eq!(diffs[1].field, "missing_account");
-    let (page, next) = l.history("agent", 0, 10, None, None).unwrap();
+    let (page, next) = l.account_history("agent", 0, 10, None, None).unwrap();
     assert_eq!((page.len(), next), (10, Some(10)));
-    assert_eq!((page[3].0, page[3].2.input.id.as_str()), (3, "t3"));
-    let (page, next) = l.history("agent", 20, 10, None, None).unwrap();
+    assert_eq!((page[3].0, page[3].2.id.as_str()), (3, "t3"));
+    let (page, next) = l.account_history("agent", 20, 10, None, None).unwrap();
     assert_eq!((page.len(), next), (5, None));
     // Transfer i was made at time i: a window by time, paged.
-    let (page, next) = l.history("agent", 0, 3, Some(5), Some(12)).unwrap();
+    let (page, next) = l.account_history("agent", 0, 3, Some(5), Some(12)).unwrap();
     assert_eq!((page.iter().map(|p| p.1.at).collect::<Vec<_>>(), next), (vec![5, 6, 7], Some(8)));
-    let (page, next) = l.history("agent", 8, 10, Some(5), Some(12)).unwrap();
+    let (page, next) = l.account_history("agent", 8, 10, Some(5), Some(12)).unwrap();
     assert_eq!((page.len(), next), (4, None));
-    assert_eq!(l.history("ghost", 0, 10, None, None).unwrap_err().code(), "not_found");
+    assert_eq!(l.account_history("ghost", 0, 10, None, None).unwrap_err().code(), "not_found");
 }
 
 #[test]
@@ -287,7 +287,7 @@ proptest! {
             prop_assert!(l.reconcile().is_empty(), "{:?}", l.reconcile());
             prop_assert!(effects.values().all(|&n| n == 1), "an id had two effects");
             let mut net: i128 = 0;
-            for a in l.accounts.values() {
+            for a in l.accounts.iter() {
                 net += a.balance();
                 if a.flags.debits_must_not_exceed_credits {
                     prop_assert!(a.debits_posted + a.debits_pending <= a.credits_posted);
@@ -297,7 +297,7 @@ proptest! {
                 }
             }
             prop_assert_eq!(net, 0, "postings net to zero");
-            let pending_net: i128 = l.accounts.values().map(|a| a.credits_pending as i128 - a.debits_pending as i128).sum();
+            let pending_net: i128 = l.accounts.iter().map(|a| a.credits_pending as i128 - a.debits_pending as i128).sum();
             prop_assert_eq!(pending_net, 0);
         }
         prop_assert_eq!(Ledger::from_snapshot(l.to_snapshot()).unwrap(), l);

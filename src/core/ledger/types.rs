@@ -123,24 +123,31 @@ impl<A> TransferSpec<A> {
     }
 }
 
-/// A stored transfer.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// A stored transfer: accounts by their interned index, so a transfer costs
+/// no copy of the account names. Its snapshot form names them
+/// ([`super::snapshot`]).
+#[derive(Debug, Clone, PartialEq)]
 pub struct Transfer {
-    pub input: TransferInput,
+    pub id: String,
+    pub debit: u32,
+    pub credit: u32,
+    pub amount: Units,
+    pub pending: bool,
+    pub linked: bool,
+    pub timeout_seconds: Option<u64>,
+    pub metadata: Option<Map<String, Value>>,
     pub created_at: Millis,
     pub state: TransferState,
     /// For a posted pending transfer: the amount actually posted.
-    #[serde(default)]
     pub posted_amount: Option<Units>,
     /// When a pending transfer was posted, voided or expired.
-    #[serde(default)]
     pub resolved_at: Option<Millis>,
 }
 
 impl Transfer {
     /// When a pending transfer expires, if it has a timeout.
     pub fn expires_at(&self) -> Option<Millis> {
-        self.input.timeout_seconds.map(|t| self.created_at.saturating_add(t.saturating_mul(1000)))
+        self.timeout_seconds.map(|t| self.created_at.saturating_add(t.saturating_mul(1000)))
     }
 }
 

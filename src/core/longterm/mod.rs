@@ -39,56 +39,15 @@ pub mod f32_bytes {
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<f32>, D::Error> {
-        let b: serde_bytes_like::Bytes = Deserialize::deserialize(d)?;
+        let b: crate::core::codec::Bytes = Deserialize::deserialize(d)?;
         if b.0.len() % 4 != 0 {
             return Err(serde::de::Error::custom("vector bytes not a multiple of 4"));
         }
         Ok(b.0.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
     }
-
-    /// Accepts MessagePack `bin` (and, for robustness, an array of bytes).
-    pub mod serde_bytes_like {
-        use serde::de::{SeqAccess, Visitor};
-        use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
-        #[derive(Debug, Clone, Default, PartialEq, Eq)]
-        pub struct Bytes(pub Vec<u8>);
-
-        impl Serialize for Bytes {
-            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                s.serialize_bytes(&self.0)
-            }
-        }
-
-        impl<'de> Deserialize<'de> for Bytes {
-            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Bytes, D::Error> {
-                struct V;
-                impl<'de> Visitor<'de> for V {
-                    type Value = Bytes;
-                    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                        f.write_str("bytes")
-                    }
-                    fn visit_bytes<E>(self, v: &[u8]) -> Result<Bytes, E> {
-                        Ok(Bytes(v.to_vec()))
-                    }
-                    fn visit_byte_buf<E>(self, v: Vec<u8>) -> Result<Bytes, E> {
-                        Ok(Bytes(v))
-                    }
-                    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Bytes, A::Error> {
-                        let mut out = Vec::new();
-                        while let Some(b) = seq.next_element::<u8>()? {
-                            out.push(b);
-                        }
-                        Ok(Bytes(out))
-                    }
-                }
-                d.deserialize_bytes(V)
-            }
-        }
-    }
 }
 
-use f32_bytes::serde_bytes_like::Bytes;
+use crate::core::codec::Bytes;
 
 /// A record with its vector, as a create op carries it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -143,9 +143,9 @@ impl LongTerm {
             let v = req.vector.ok_or_else(|| Error::invalid("vector", "semantic and hybrid search need a query embedding"))?;
             let Some(index) = self.index.as_ref() else { return Ok(()) };
             let filter = match (&matched, exact) {
-                (None, _) => vector::Filter::None,
-                (Some(m), true) => vector::Filter::Keys(m),
-                (Some(_), false) => vector::Filter::Predicate(&pred),
+                (None, _) => vector::Eligible::All,
+                (Some(m), true) => vector::Eligible::Keys(m),
+                (Some(_), false) => vector::Eligible::Predicate(&pred),
             };
             let mut scratch = Scratch::default();
             index.search(v, &SearchParams { k: depth, ef: req.ef }, &filter, &mut scratch, out)

@@ -185,9 +185,9 @@ pub struct SearchParams {
 
 /// Which keys a search may return.
 #[derive(Clone, Copy)]
-pub enum Filter<'a> {
+pub enum Eligible<'a> {
     /// Every live key.
-    None,
+    All,
     /// Keys the predicate accepts: graph search with oversampling, redone
     /// as an exact scan when the graph cannot fill `k`.
     Predicate(&'a dyn Fn(u64) -> bool),
@@ -455,7 +455,7 @@ impl VectorIndex {
 
     /// Approximate search over every segment (graphs for sealed segments,
     /// an exact scan of the flat one). Results go to `out`, best first.
-    pub fn search(&self, query: &[f32], params: &SearchParams, filter: &Filter<'_>, scratch: &mut Scratch, out: &mut Vec<Hit>) -> Result<()> {
+    pub fn search(&self, query: &[f32], params: &SearchParams, filter: &Eligible<'_>, scratch: &mut Scratch, out: &mut Vec<Hit>) -> Result<()> {
         self.run(query, params, filter, How::Graph(None), scratch, out)
     }
 
@@ -465,7 +465,7 @@ impl VectorIndex {
         &self,
         query: &[f32],
         params: &SearchParams,
-        filter: &Filter<'_>,
+        filter: &Eligible<'_>,
         originals: Originals<'_>,
         scratch: &mut Scratch,
         out: &mut Vec<Hit>,
@@ -475,7 +475,7 @@ impl VectorIndex {
 
     /// Brute force over every live row (ground truth, small sets). `ef` is
     /// checked but unused.
-    pub fn search_exact(&self, query: &[f32], params: &SearchParams, filter: &Filter<'_>, scratch: &mut Scratch, out: &mut Vec<Hit>) -> Result<()> {
+    pub fn search_exact(&self, query: &[f32], params: &SearchParams, filter: &Eligible<'_>, scratch: &mut Scratch, out: &mut Vec<Hit>) -> Result<()> {
         self.run(query, params, filter, How::Exact, scratch, out)
     }
 

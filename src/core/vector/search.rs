@@ -8,7 +8,7 @@ use super::distance::{dot_f32, norm};
 use super::hnsw::{self, Beam, Cand, Effort};
 use super::rows::Query;
 use super::segment::Segment;
-use super::{Filter, Hit, SearchParams, VectorIndex};
+use super::{Eligible, Hit, SearchParams, VectorIndex};
 use crate::core::error::{Error, Result};
 use crate::core::limits;
 
@@ -24,32 +24,32 @@ pub struct Scratch {
     query: Query,
     beam: Beam,
     cands: Vec<Cand>,
-    top: BinaryHeap<Reverse<Scored>>,
+    top: BinaryHeap<Reverse<Candidate>>,
     subset: Vec<u64>,
     row: Vec<f32>,
-    ranked: Vec<Scored>,
+    ranked: Vec<Candidate>,
 }
 
 #[derive(Clone, Copy, Debug)]
-struct Scored {
+struct Candidate {
     sim: f32,
     key: u64,
     segment: u32,
     slot: u32,
 }
 
-impl PartialEq for Scored {
+impl PartialEq for Candidate {
     fn eq(&self, o: &Self) -> bool {
         self.cmp(o) == Ordering::Equal
     }
 }
-impl Eq for Scored {}
-impl PartialOrd for Scored {
+impl Eq for Candidate {}
+impl PartialOrd for Candidate {
     fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
         Some(self.cmp(o))
     }
 }
-impl Ord for Scored {
+impl Ord for Candidate {
     /// Higher similarity first; equal scores prefer the lower key, so
     /// answers do not depend on the segment layout.
     fn cmp(&self, o: &Self) -> Ordering {
@@ -57,7 +57,7 @@ impl Ord for Scored {
     }
 }
 
-fn offer(top: &mut BinaryHeap<Reverse<Scored>>, cap: usize, s: Scored) {
+fn offer(top: &mut BinaryHeap<Reverse<Candidate>>, cap: usize, s: Candidate) {
     if top.len() < cap {
         top.push(Reverse(s));
     } else if top.peek().is_some_and(|w| s > w.0) {
@@ -67,11 +67,11 @@ fn offer(top: &mut BinaryHeap<Reverse<Scored>>, cap: usize, s: Scored) {
 }
 
 /// Exact scan of every row of `seg` (the flat segment, unfiltered).
-fn scan_all(seg: &Segment, q: &Query, cap: usize, top: &mut BinaryHeap<Reverse<Scored>>) {
+fn scan_all(seg: &Segment, q: &Query, cap: usize, top: &mut BinaryHeap<Reverse<Candidate>>) {
     let mut floor = f32::NEG_INFINITY;
     seg.vectors.for_each_sim(q, |slot, sim| {
         if sim >= floor {
-            offer(top, cap, Scored { sim, key: seg.keys[slot], segment: seg.id, slot: slot as u32 });
+            offer(top, cap, Candidate { sim, key: seg.keys[slot], segment: seg.id, slot: slot as u32 });
             if top.len() >= cap {
                 floor = top.peek().map_or(floor, |w| w.0.sim);
             }
@@ -80,14 +80,14 @@ fn scan_all(seg: &Segment, q: &Query, cap: usize, top: &mut BinaryHeap<Reverse<S
 }
 
 /// Exact scan of the rows of `seg` that `accept` admits.
-fn scan(seg: &Segment, q: &Query, cap: usize, top: &mut BinaryHeap<Reverse<Scored>>, mut accept: impl FnMut(usize) -> bool) {
+fn scan(seg: &Segment, q: &Query, cap: usize, top: &mut BinaryHeap<Reverse<Candidate>>, mut accept: impl FnMut(usize) -> bool) {
     for slot in 0..seg.len() {
         if !accept(slot) {
             continue;
         }
         let sim = seg.vectors.sim(q, slot);
         if top.len() < cap || top.peek().is_some_and(|w| sim >= w.0.sim) {
-            offer(top, cap, Scored { sim, key: seg.keys[slot], segment: seg.id, slot: slot as u32 });
+            offer(top, cap, Candidate { sim, key: seg.keys[slot], segment: seg.id, slot: slot as u32 });
         }
     }
 }
@@ -128,7 +128,7 @@ impl VectorIndex {
         &self,
         query: &[f32],
         p: &SearchParams,
-        filter: &Filter<'_>,
+        filter: &Eligible<'_>,
         how: How<'_>,
         s: &mut Scratch,
         out: &mut Vec<Hit>,
@@ -144,9 +144,9 @@ impl VectorIndex {
         let int8 = self.flat.vectors.is_int8();
         let cap = if int8 { k * limits::VECTOR_RERANK_OVERSAMPLE } else { k };
         let mode = match filter {
-            Filter::None => Mode::All,
-            Filter::Predicate(f) => Mode::Pred(*f),
-            Filter::Keys(keys) => {
+            Eligible::All => Mode::All,
+            Eligible::Predicate(f) => Mode::Pred(*f),
+            Eligible::Keys(keys) => {
                 s.subset.clear();
                 s.subset.extend_from_slice(keys);
                 s.subset.sort_unstable();
@@ -175,7 +175,7 @@ impl VectorIndex {
                     let mut accept = accept;
                     complete &= hnsw::search(graph, &seg.vectors, query, Effort { ef: ef.max(cap), visits_max }, &mut accept, &mut s.beam, &mut s.cands);
                     for c in &s.cands {
-                        offer(&mut s.top, cap, Scored { sim: c.sim, key: seg.keys[c.slot as usize], segment: seg.id, slot: c.slot });
+                        offer(&mut s.top, cap, Candidate { sim: c.sim, key: seg.keys[c.slot as usize], segment: seg.id, slot: c.slot });
                     }
                 }
                 _ if seg.graph.is_none() && !filtered => scan_all(seg, query, cap, &mut s.top),
@@ -198,7 +198,7 @@ impl VectorIndex {
         for &key in &s.subset {
             let Some((seg, slot)) = self.locate(key) else { continue };
             let sim = seg.vectors.sim(&s.query, slot);
-            offer(&mut s.top, cap, Scored { sim, key, segment: seg.id, slot: slot as u32 });
+            offer(&mut s.top, cap, Candidate { sim, key, segment: seg.id, slot: slot as u32 });
         }
     }
 

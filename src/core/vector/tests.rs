@@ -72,7 +72,7 @@ fn keys_of(hits: &[Hit]) -> Vec<u64> {
 }
 
 /// Mean recall@k of `search` against `search_exact` over `queries`.
-fn recall(idx: &VectorIndex, queries: &[f32], k: usize, filter: &Filter<'_>) -> f64 {
+fn recall(idx: &VectorIndex, queries: &[f32], k: usize, filter: &Eligible<'_>) -> f64 {
     let (mut s, mut approx, mut exact) = (Scratch::default(), Vec::new(), Vec::new());
     let mut hit = 0usize;
     let mut total = 0usize;
@@ -102,11 +102,11 @@ fn recall_stays_high_after_30_percent_deletes_and_deleted_keys_never_return() {
     assert!(!idx.remove(deleted[0]), "a second delete finds nothing");
     assert_eq!(idx.len(), 3000 - deleted.len());
     let check = |idx: &VectorIndex, what: &str| {
-        let r = recall(idx, &queries, 10, &Filter::None);
+        let r = recall(idx, &queries, 10, &Eligible::All);
         assert!(r >= 0.95, "{what}: recall@10 {r}");
         let (mut s, mut out) = (Scratch::default(), Vec::new());
         for q in queries.chunks_exact(DIM) {
-            idx.search(q, &SearchParams { k: 100, ef: Some(200) }, &Filter::None, &mut s, &mut out).unwrap();
+            idx.search(q, &SearchParams { k: 100, ef: Some(200) }, &Eligible::All, &mut s, &mut out).unwrap();
             assert_eq!(out.len(), 100);
             assert!(out.iter().all(|h| deleted.binary_search(&h.key).is_err()), "{what}: a deleted key came back");
             assert!(out.windows(2).all(|w| w[0].score >= w[1].score), "{what}: not best first");
@@ -131,9 +131,9 @@ fn upsert_replaces_and_the_old_vector_is_gone() {
     let far: Vec<f32> = target.iter().map(|x| -x).collect();
     assert!(idx.add(5, &far).unwrap(), "replaced a live key");
     let (mut s, mut out) = (Scratch::default(), Vec::new());
-    idx.search(&target, &params(20), &Filter::None, &mut s, &mut out).unwrap();
+    idx.search(&target, &params(20), &Eligible::All, &mut s, &mut out).unwrap();
     assert!(!keys_of(&out).contains(&5), "key 5 now points away from its old vector");
-    idx.search(&far, &params(1), &Filter::None, &mut s, &mut out).unwrap();
+    idx.search(&far, &params(1), &Eligible::All, &mut s, &mut out).unwrap();
     assert_eq!((out[0].key, out[0].kind()), (5, SegmentKind::Flat));
     assert_eq!(idx.len(), 900);
 }
@@ -148,7 +148,7 @@ fn key_subset_filters_are_exact() {
     let subset: Vec<u64> = (0..2600u64).filter(|k| k % 7 == 1).collect();
     let (mut s, mut out) = (Scratch::default(), Vec::new());
     for q in queries.chunks_exact(DIM) {
-        idx.search(q, &params(10), &Filter::Keys(&subset), &mut s, &mut out).unwrap();
+        idx.search(q, &params(10), &Eligible::Keys(&subset), &mut s, &mut out).unwrap();
         // Brute force over the subset, by hand.
         let qn = norm(q);
         let mut want: Vec<(f32, u64)> = subset
@@ -176,14 +176,14 @@ fn selective_predicates_fall_back_to_exact() {
     let common = |k: u64| k % 2 == 0;
     let (mut s, mut a, mut e) = (Scratch::default(), Vec::new(), Vec::new());
     for q in queries.chunks_exact(DIM) {
-        idx.search(q, &params(10), &Filter::Predicate(&rare), &mut s, &mut a).unwrap();
-        idx.search_exact(q, &params(10), &Filter::Predicate(&rare), &mut s, &mut e).unwrap();
+        idx.search(q, &params(10), &Eligible::Predicate(&rare), &mut s, &mut a).unwrap();
+        idx.search_exact(q, &params(10), &Eligible::Predicate(&rare), &mut s, &mut e).unwrap();
         assert_eq!(keys_of(&a), keys_of(&e));
-        idx.search(q, &params(10), &Filter::Predicate(&common), &mut s, &mut a).unwrap();
+        idx.search(q, &params(10), &Eligible::Predicate(&common), &mut s, &mut a).unwrap();
         assert_eq!(a.len(), 10);
         assert!(a.iter().all(|h| common(h.key)));
     }
-    assert!(recall(&idx, &queries, 10, &Filter::Predicate(&common)) >= 0.95);
+    assert!(recall(&idx, &queries, 10, &Eligible::Predicate(&common)) >= 0.95);
 }
 
 #[test]
@@ -202,8 +202,8 @@ fn encode_decode_round_trips_without_a_rebuild() {
         assert_eq!(back.config(), idx.config());
         let (mut s, mut a, mut b) = (Scratch::default(), Vec::new(), Vec::new());
         for q in queries.chunks_exact(DIM) {
-            idx.search(q, &params(10), &Filter::None, &mut s, &mut a).unwrap();
-            back.search(q, &params(10), &Filter::None, &mut s, &mut b).unwrap();
+            idx.search(q, &params(10), &Eligible::All, &mut s, &mut a).unwrap();
+            back.search(q, &params(10), &Eligible::All, &mut s, &mut b).unwrap();
             assert_eq!(a, b);
         }
     }
@@ -232,7 +232,7 @@ fn bad_vectors_and_parameters_are_refused_and_change_nothing() {
     assert_eq!(idx.live_entries(), before);
     let (mut s, mut out) = (Scratch::default(), vec![Hit { key: 1, score: 0.0, segment: 0 }]);
     let q = &data[..DIM];
-    let err = |p: SearchParams, q: &[f32], s: &mut Scratch, out: &mut Vec<Hit>| idx.search(q, &p, &Filter::None, s, out).unwrap_err();
+    let err = |p: SearchParams, q: &[f32], s: &mut Scratch, out: &mut Vec<Hit>| idx.search(q, &p, &Eligible::All, s, out).unwrap_err();
     assert_eq!(err(SearchParams { k: 0, ef: None }, q, &mut s, &mut out).code(), "invalid_input");
     assert_eq!(err(SearchParams { k: 101, ef: None }, q, &mut s, &mut out).code(), "limit_exceeded");
     assert_eq!(err(SearchParams { k: 10, ef: Some(0) }, q, &mut s, &mut out).code(), "invalid_input");
@@ -297,7 +297,7 @@ fn compaction_respects_its_work_bound() {
     assert!(stats.segments.iter().all(|s| s.rows <= limits::VECTOR_SEGMENT_POINTS_MAX));
     assert!(stats.segments[0].rows < 256, "flat sealed: {stats:?}");
     assert_eq!(idx.len(), 2000);
-    assert!(recall(&idx, &queries, 10, &Filter::None) >= 0.95);
+    assert!(recall(&idx, &queries, 10, &Eligible::All) >= 0.95);
 }
 
 #[test]
@@ -314,8 +314,8 @@ fn int8_recall_and_exact_rerank_with_originals() {
             out.extend_from_slice(&data[key as usize * DIM..(key as usize + 1) * DIM]);
             true
         };
-        q8.search_reranked(q, &params(10), &Filter::None, &mut originals, &mut s, &mut a).unwrap();
-        f32idx.search_exact(q, &params(10), &Filter::None, &mut s, &mut e).unwrap();
+        q8.search_reranked(q, &params(10), &Eligible::All, &mut originals, &mut s, &mut a).unwrap();
+        f32idx.search_exact(q, &params(10), &Eligible::All, &mut s, &mut e).unwrap();
         total += 10;
         hit += e.iter().filter(|x| a.iter().any(|y| y.key == x.key)).count();
         for h in &a {
@@ -363,8 +363,8 @@ fn rustdocs_prefix_recall() {
     let (mut s, mut a, mut e) = (Scratch::default(), Vec::new(), Vec::new());
     let (mut hit, mut total) = (0, 0);
     for qv in q.chunks_exact(384).take(200) {
-        idx.search(qv, &params(10), &Filter::None, &mut s, &mut a).unwrap();
-        idx.search_exact(qv, &params(10), &Filter::None, &mut s, &mut e).unwrap();
+        idx.search(qv, &params(10), &Eligible::All, &mut s, &mut a).unwrap();
+        idx.search_exact(qv, &params(10), &Eligible::All, &mut s, &mut e).unwrap();
         total += e.len();
         hit += e.iter().filter(|x| a.iter().any(|y| y.key == x.key)).count();
     }

@@ -26,7 +26,7 @@ fn op(i: u64) -> Op {
         }
         1 | 4 => Op::SessionAppend {
             session_id: sid,
-            messages: vec![Message { id: format!("m{i}"), role: "user".into(), content: format!("turn {i} ✓"), created_at: i, persisted_at: None }],
+            messages: vec![Message { id: format!("m{i}"), role: "user".into(), content: format!("turn {i} ✓"), created_at: i, persisted_at: None, tokens: Default::default() }],
         },
         _ if i % 10 == 2 => Op::SessionsExpire,
         _ => Op::SessionDelete { session_id: sid },
@@ -199,7 +199,7 @@ fn a_failed_write_heals_from_storage() {
     run(store.apply(op(0), 0)).unwrap();
     let append = || Op::SessionAppend {
         session_id: "s0".into(),
-        messages: vec![Message { id: "m".into(), role: "user".into(), content: "lost?".into(), created_at: 1, persisted_at: None }],
+        messages: vec![Message { id: "m".into(), role: "user".into(), content: "lost?".into(), created_at: 1, persisted_at: None, tokens: Default::default() }],
     };
     backend.fail_writes_after(Some(0));
     assert_eq!(run(store.apply(append(), 1)).unwrap_err().code(), "storage_error");
@@ -276,7 +276,7 @@ fn oversized_op_is_refused_before_it_changes_anything() {
     run(store.apply(Op::SessionPut { session: Session::new("big".into(), 0) }, 0)).unwrap();
     let huge = "x".repeat(200_000);
     let messages = (0..10)
-        .map(|i| Message { id: format!("m{i}"), role: "user".into(), content: huge.clone(), created_at: 0, persisted_at: None })
+        .map(|i| Message { id: format!("m{i}"), role: "user".into(), content: huge.clone(), created_at: 0, persisted_at: None, tokens: Default::default() })
         .collect();
     let err = run(store.apply(Op::SessionAppend { session_id: "big".into(), messages }, 1)).unwrap_err();
     assert_eq!(err.code(), "payload_too_large");
@@ -341,7 +341,7 @@ fn snapshot_cost_stays_proportional_to_what_was_logged() {
     run(store.apply(Op::SessionPut { session: big }, 0)).unwrap();
     assert_eq!(run(store.stats()).snapshot_gen, 1, "the first op snapshots (nothing to compare with yet)");
     for i in 0..200 {
-        let m = Message { id: format!("m{i}"), role: "user".into(), content: "short".into(), created_at: i, persisted_at: None };
+        let m = Message { id: format!("m{i}"), role: "user".into(), content: "short".into(), created_at: i, persisted_at: None, tokens: Default::default() };
         run(store.apply(Op::SessionAppend { session_id: "big".into(), messages: vec![m] }, i)).unwrap();
     }
     let stats = run(store.stats());
