@@ -114,7 +114,7 @@ pub fn account_json(l: &Ledger, a: &Account) -> Value {
 pub fn transfer_json(l: &Ledger, t: &Transfer) -> Value {
     let scale = scale_of(l, l.account_name(t.debit));
     json!({
-        "id": t.id,
+        "id": t.id.to_string(),
         "debit_account": l.account_name(t.debit),
         "credit_account": l.account_name(t.credit),
         "amount": format_units(t.amount, scale),
@@ -225,7 +225,7 @@ pub async fn route<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut Ct
                 LedgerOp::Void { id: (*id).to_owned() }
             };
             match apply(store, op, ctx).await? {
-                LedgerApplied::Resolved(t) => ok(store.read(|e| json!({ "id": t.id, "result": "created", "transfer": transfer_json(e.ledger(), &t) })).await?),
+                LedgerApplied::Resolved(t) => ok(store.read(|e| json!({ "id": t.id.to_string(), "result": "created", "transfer": transfer_json(e.ledger(), &t) })).await?),
                 other => Err(unexpected(other)),
             }
         }
@@ -316,7 +316,7 @@ async fn history<B: Backend>(store: &Store<B>, req: &Request<'_>, id: &str) -> R
                     let mut m = Map::new();
                     m.insert("seq".into(), (*seq).into());
                     m.insert("kind".into(), ev.kind.as_str().into());
-                    m.insert("transfer_id".into(), t.id.clone().into());
+                    m.insert("transfer_id".into(), t.id.to_string().into());
                     m.insert("debit_account".into(), l.account_name(t.debit).into());
                     m.insert("credit_account".into(), l.account_name(t.credit).into());
                     m.insert("amount".into(), format_units(ev.amount, scale).into());

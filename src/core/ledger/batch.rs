@@ -7,12 +7,10 @@
 //! without a string lookup per account. Every check runs before anything is
 //! applied: a bad batch is refused whole with a typed error.
 
-use std::collections::HashMap;
-
 use serde::{Deserialize, Serialize};
 
 use super::amount::{parse_amount, Units};
-use super::{AccountRef, Ledger, Prepared};
+use super::{AccountRef, Ledger, Prepared, TransferId};
 use crate::core::codec::Bytes;
 use crate::core::error::{Error, Result};
 use crate::core::limits;
@@ -124,15 +122,15 @@ impl TransferColumns {
                 }
             }
         }
-        let mut seen: HashMap<u128, usize> = HashMap::with_capacity(n);
-        for i in 0..n {
-            let id = u128_le(&self.ids.0, i);
-            if id == 0 {
-                return Err(Error::invalid(format!("ids[{i}]"), "must not be zero"));
-            }
-            if let Some(j) = seen.insert(id, i) {
-                return Err(Error::invalid(format!("ids[{i}]"), format!("repeats ids[{j}] ({id}) in the same batch")));
-            }
+        // Repeats found by sorting (id, position): no hashing per id.
+        let mut ids: Vec<(u128, usize)> = (0..n).map(|i| (u128_le(&self.ids.0, i), i)).collect();
+        ids.sort_unstable();
+        if let Some(&(_, i)) = ids.first().filter(|(id, _)| *id == 0) {
+            return Err(Error::invalid(format!("ids[{i}]"), "must not be zero"));
+        }
+        if let Some(w) = ids.windows(2).find(|w| w[0].0 == w[1].0) {
+            let (first, again) = (w[0].1.min(w[1].1), w[0].1.max(w[1].1));
+            return Err(Error::invalid(format!("ids[{again}]"), format!("repeats ids[{first}] ({}) in the same batch", w[0].0)));
         }
         Ok(n)
     }
@@ -173,7 +171,7 @@ impl Ledger {
             let flags = cols.flags.0.get(i).copied().unwrap_or(0);
             let timeout = if cols.timeouts.0.is_empty() { 0 } else { u32_le(&cols.timeouts.0, i) };
             out.push(Prepared {
-                id: u128_le(&cols.ids.0, i).to_string(),
+                id: TransferId::Num(u128_le(&cols.ids.0, i)),
                 debit: AccountRef::Known(d),
                 credit: AccountRef::Known(c),
                 amount,

@@ -101,10 +101,13 @@ impl Journal {
     }
 
     /// Rebuilds a journal from stored events, recomputing the chain.
-    pub fn rebuild<'a>(events: Vec<Event>, names: impl Fn(u32) -> Option<[&'a str; 3]>) -> Option<Journal> {
+    /// `names(i)` gives transfer `i`'s id and its two account ids.
+    pub fn rebuild<'a>(events: Vec<Event>, names: impl Fn(u32) -> Option<(super::TransferId, [&'a str; 2])>) -> Option<Journal> {
         let mut head = [0; 32];
+        let mut buf = [0; 39];
         for e in &events {
-            head = chain(&head, e, names(e.transfer)?);
+            let (id, [dr, cr]) = names(e.transfer)?;
+            head = chain(&head, e, [id.as_str(&mut buf), dr, cr]);
         }
         Some(Journal { events, head })
     }

@@ -15,6 +15,7 @@
 
 pub mod amount;
 pub mod batch;
+pub mod id;
 pub mod intents;
 mod journal;
 pub mod ops;
@@ -30,6 +31,8 @@ pub use ops::{LedgerApplied, LedgerOp};
 pub use types::{TransferRequest, TransferResult};
 pub use snapshot::LedgerSnapshot;
 pub use batch::TransferColumns;
+pub use id::TransferId;
+use id::IdBuild;
 use types::{Account, AccountFlags, Asset, Difference, StatementLine, Transfer, TransferInput, TransferState};
 
 use crate::core::error::{ConflictCode, Error, Result};
@@ -48,10 +51,10 @@ pub struct Ledger {
     /// snapshots keep this order.
     accounts: Vec<Account>,
     /// The name table: account id to index.
-    account_ix: HashMap<String, u32>,
+    account_ix: HashMap<String, u32, IdBuild>,
     /// Every transfer ever created, in creation order.
     transfers: Vec<Transfer>,
-    by_id: HashMap<String, u32>,
+    by_id: HashMap<TransferId, u32, IdBuild>,
     /// (expires_at, transfer index) of pending transfers with a timeout.
     pending_expiry: BTreeSet<(Millis, u32)>,
     journal: journal::Journal,
@@ -80,7 +83,7 @@ impl AccountRef {
 /// A transfer ready to apply: its fields with its accounts resolved.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Prepared {
-    pub id: String,
+    pub id: TransferId,
     pub debit: AccountRef,
     pub credit: AccountRef,
     pub amount: Units,
@@ -173,7 +176,7 @@ impl Ledger {
             None => AccountRef::Unknown(name),
         };
         Prepared {
-            id: t.id,
+            id: TransferId::parse(&t.id),
             debit: resolve(t.debit_account),
             credit: resolve(t.credit_account),
             amount: t.amount,
@@ -349,7 +352,8 @@ impl Ledger {
     fn record(&mut self, kind: EventKind, index: u32, amount: Units, at: Millis) {
         let t = &self.transfers[index as usize];
         let (dr, cr) = (&self.accounts[t.debit as usize], &self.accounts[t.credit as usize]);
-        let event_index = self.journal.append(Event { kind, transfer: index, amount, at }, [&t.id, &dr.id, &cr.id]);
+        let mut buf = [0; 39];
+        let event_index = self.journal.append(Event { kind, transfer: index, amount, at }, [t.id.as_str(&mut buf), &dr.id, &cr.id]);
         for ix in [t.debit, t.credit] {
             self.events_by_account[ix as usize].push(event_index);
         }
@@ -357,7 +361,7 @@ impl Ledger {
 
     /// The pending transfer `id`, if it can still be resolved at `now`.
     fn resolvable(&self, id: &str, now: Millis) -> std::result::Result<u32, TransferResult> {
-        let &i = self.by_id.get(id).ok_or(TransferResult::PendingTransferNotFound)?;
+        let &i = self.by_id.get(&TransferId::parse(id)).ok_or(TransferResult::PendingTransferNotFound)?;
         let t = &self.transfers[i as usize];
         match t.state {
             TransferState::Posted => Err(TransferResult::PendingTransferNotPending),
@@ -414,7 +418,7 @@ impl Ledger {
         due.into_iter()
             .map(|i| {
                 self.release(i, TransferState::PendingExpired, now);
-                self.transfers[i as usize].id.clone()
+                self.transfers[i as usize].id.to_string()
             })
             .collect()
     }
@@ -551,7 +555,7 @@ impl Ledger {
     }
 
     pub fn transfer(&self, id: &str) -> Option<&Transfer> {
-        self.by_id.get(id).map(|&i| &self.transfers[i as usize])
+        self.by_id.get(&TransferId::parse(id)).map(|&i| &self.transfers[i as usize])
     }
 
     /// The scale of the asset of `account`.

@@ -10,7 +10,7 @@ use super::amount::{parse_amount, Units};
 use super::intents::{validate_intent_json, Begun, Intent};
 use super::batch::TransferColumns;
 use super::types::{Account, AccountFlags, Asset, Transfer, TransferRequest, TransferResult};
-use super::{validate_ledger_id, AccountRef, Ledger, Prepared};
+use super::{validate_ledger_id, AccountRef, Ledger, Prepared, TransferId};
 use crate::core::error::{Error, Rejection, Result};
 use crate::core::limits;
 use crate::core::time::Millis;
@@ -139,7 +139,7 @@ impl Ledger {
                     .map_or(limits::ASSET_SCALE_MAX, |a| a.scale);
                 let amount: Units = parse_amount("amount", &t.amount, scale).map_err(named("amount"))?;
                 Ok(Prepared {
-                    id: t.id.clone(),
+                    id: TransferId::parse(&t.id),
                     debit,
                     credit,
                     amount,

@@ -8,7 +8,7 @@ use super::journal::{Event, Journal};
 use super::types::{Account, Asset, Transfer, TransferInput, TransferState};
 use super::amount::Units;
 use crate::core::time::Millis;
-use super::{Intent, Ledger};
+use super::{Intent, Ledger, TransferId};
 use crate::core::error::{Error, Result};
 use crate::core::limits;
 
@@ -52,7 +52,7 @@ impl Ledger {
                 .iter()
                 .map(|t| TransferRecord {
                     input: TransferInput {
-                        id: t.id.clone(),
+                        id: t.id.to_string(),
                         debit_account: self.accounts[t.debit as usize].id.clone(),
                         credit_account: self.accounts[t.credit as usize].id.clone(),
                         amount: t.amount,
@@ -98,14 +98,15 @@ impl Ledger {
         let mut transfers = Vec::with_capacity(s.transfers.len());
         for (i, r) in s.transfers.into_iter().enumerate() {
             let t = r.input;
-            if l.by_id.insert(t.id.clone(), i as u32).is_some() {
+            let id = TransferId::parse(&t.id);
+            if l.by_id.insert(id.clone(), i as u32).is_some() {
                 return Err(corrupt(format!("duplicate transfer {:?}", t.id)));
             }
             let (Some(debit), Some(credit)) = (l.account_index(&t.debit_account), l.account_index(&t.credit_account)) else {
                 return Err(corrupt(format!("transfer {:?} names an unknown account", t.id)));
             };
             let t = Transfer {
-                id: t.id,
+                id,
                 debit,
                 credit,
                 amount: t.amount,
@@ -127,7 +128,7 @@ impl Ledger {
         }
         let journal = Journal::rebuild(s.events, |i| {
             let t = transfers.get(i as usize)?;
-            Some([t.id.as_str(), l.accounts[t.debit as usize].id.as_str(), l.accounts[t.credit as usize].id.as_str()])
+            Some((t.id.clone(), [l.accounts[t.debit as usize].id.as_str(), l.accounts[t.credit as usize].id.as_str()]))
         })
         .ok_or_else(|| corrupt("an event names an unknown transfer"))?;
         // An empty ledger may carry no head at all (snapshots from before the ledger).

@@ -172,7 +172,7 @@ fn statement_reconciliation_and_history() {
     assert_eq!(diffs[1].field, "missing_account");
     let (page, next) = l.account_history("agent", 0, 10, None, None).unwrap();
     assert_eq!((page.len(), next), (10, Some(10)));
-    assert_eq!((page[3].0, page[3].2.id.as_str()), (3, "t3"));
+    assert_eq!((page[3].0, page[3].2.id.to_string()), (3, "t3".to_owned()));
     let (page, next) = l.account_history("agent", 20, 10, None, None).unwrap();
     assert_eq!((page.len(), next), (5, None));
     // Transfer i was made at time i: a window by time, paged.

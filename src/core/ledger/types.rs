@@ -128,7 +128,7 @@ impl<A> TransferSpec<A> {
 /// ([`super::snapshot`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Transfer {
-    pub id: String,
+    pub id: super::TransferId,
     pub debit: u32,
     pub credit: u32,
     pub amount: Units,
