@@ -54,7 +54,8 @@ impl fmt::Display for TransferId {
     }
 }
 
-/// A fast hasher for the ledger's id maps (FxHash's multiply-rotate). Ids
+/// A fast hasher for the ledger's id maps (FxHash's multiply-rotate, with
+/// a finalizer so that every input bit reaches the bucket index). Ids
 /// come from the tenant's own requests, so a tenant able to craft
 /// collisions could slow only its own ledger; SipHash cost more than a
 /// transfer's balance checks here.
@@ -96,7 +97,15 @@ impl Hasher for IdHasher {
     }
 
     fn finish(&self) -> u64 {
-        self.0
+        // Multiplication carries only upward, so the low bits (the bucket
+        // index) would barely depend on the high input bits: fold them down
+        // (murmur3's finalizer).
+        let mut h = self.0;
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+        h ^ (h >> 33)
     }
 }
 
@@ -124,5 +133,16 @@ mod tests {
         for s in ["1", "42", "t-1", "007", &max] {
             assert_eq!(TransferId::parse(s).to_string(), s, "the string form round-trips");
         }
+    }
+
+    #[test]
+    fn similar_ids_spread_over_buckets() {
+        use std::hash::BuildHasher;
+        // Ids differing only in their middle characters must not share the
+        // low bits a hash table indexes by.
+        let low: std::collections::HashSet<u64> = (0..4096).map(|i| IdBuild::default().hash_one(TransferId::parse(&format!("t{i}x"))) & 0xfff).collect();
+        assert!(low.len() > 2400, "only {} of 4096 buckets used", low.len());
+        let nums: std::collections::HashSet<u64> = (0..4096u128).map(|i| IdBuild::default().hash_one(TransferId::Num(i << 64)) & 0xfff).collect();
+        assert!(nums.len() > 2400, "only {} of 4096 buckets used", nums.len());
     }
 }
