@@ -104,7 +104,7 @@ async fn errors_cross_as_js_errors_with_codes() {
 /// with exact search, survive a round trip, and refuse bad vectors.
 #[wasm_bindgen_test]
 fn vector_index_simd_search_on_wasm32() {
-    use edgemem::core::vector::{Config, Filter, Metric, Scratch, SearchParams, VectorIndex};
+    use edgemem::core::vector::{Config, Eligible, Metric, Scratch, SearchParams, VectorIndex};
     let dim = 48;
     let mut index = VectorIndex::new(Config::new(dim, Metric::Cosine).seal_points(512)).unwrap();
     let mut x = 1u32;
@@ -121,15 +121,15 @@ fn vector_index_simd_search_on_wasm32() {
     for q in 0..50 {
         let query = &rows[q * dim..(q + 1) * dim];
         let p = SearchParams { k: 10, ef: Some(128) };
-        index.search(query, &p, &Filter::None, &mut scratch, &mut got).unwrap();
-        index.search_exact(query, &p, &Filter::None, &mut scratch, &mut want).unwrap();
+        index.search(query, &p, &Eligible::All, &mut scratch, &mut got).unwrap();
+        index.search_exact(query, &p, &Eligible::All, &mut scratch, &mut want).unwrap();
         assert_eq!(got[0].key, q as u64, "a stored vector finds itself");
         hits += got.iter().filter(|h| want.iter().any(|w| w.key == h.key)).count();
     }
     assert!(hits as f64 / 500.0 >= 0.95, "recall@10 {hits}/500");
     let back = VectorIndex::decode(&index.encode()).unwrap();
-    back.search(&rows[..dim], &SearchParams { k: 10, ef: Some(128) }, &Filter::None, &mut scratch, &mut want).unwrap();
-    index.search(&rows[..dim], &SearchParams { k: 10, ef: Some(128) }, &Filter::None, &mut scratch, &mut got).unwrap();
+    back.search(&rows[..dim], &SearchParams { k: 10, ef: Some(128) }, &Eligible::All, &mut scratch, &mut want).unwrap();
+    index.search(&rows[..dim], &SearchParams { k: 10, ef: Some(128) }, &Eligible::All, &mut scratch, &mut got).unwrap();
     assert_eq!(got, want);
     let mut bad = rows[..dim].to_vec();
     bad[3] = f32::NAN;
