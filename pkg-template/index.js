@@ -25,8 +25,6 @@ export { LIMITS, TRANSFER_RESULT_CODES } from "./limits.js";
 /** The raw segmented vector index (typed arrays in and out; errors carry `.code`). */
 export { VectorIndex } from "./edgemem_wasm.js";
 
-const UTF8 = new TextEncoder();
-
 function sessionPath(sessionId) {
   return `/v1/working-memory/${encodeURIComponent(checkId(sessionId))}`;
 }
@@ -147,8 +145,8 @@ export class Memory {
     await encodingFor(model);
     const body = { query, session_id: sessionId, agent_id: agentId, model, window_tokens: windowTokens, reserve_for_output: reserveForOutput, tools_tokens: toolsTokens, memories, format, as: as === "plan" ? "plan" : undefined };
     if (as !== "bytes") return this.#api("POST", "/v1/prompt", "", body);
-    // The answer Rust wrote, as UTF-8, never parsed here.
-    return UTF8.encode(await call(() => this.#core.call("POST", "/v1/prompt", "", toJson(body, "request"))));
+    // The answer Rust wrote, as UTF-8, copied out once: never decoded or parsed here.
+    return call(() => this.#core.callBytes("POST", "/v1/prompt", "", toJson(body, "request")));
   }
 
   /** The summary first, then the verbatim turns, in `openai` or `anthropic` shape. */

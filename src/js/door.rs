@@ -32,13 +32,7 @@ impl MemoryCore {
     #[allow(clippy::too_many_arguments)]
     pub fn call(&self, method: String, path: String, query: String, body_json: String, summarizer: JsValue, embedder: JsValue, vectors: Option<Vec<f32>>) -> Promise {
         promise(&self.inner, move |inner| async move {
-            check_body(&body_json)?;
-            let services = JsServices { summarizer: optional_fn("summarizer", summarizer)?, embedder: optional_fn("embedder", embedder)? };
-            let req = api::Request { method: &method, path: &path, query: api::parse_query(&query), body: body_json.as_bytes() };
-            let mut rand = random_bits;
-            let mut ctx = ctx(&inner, &mut rand, &services)?;
-            ctx.vectors = vectors;
-            let r = api::route(&inner.store, &req, &mut ctx).await.map_err(|e| to_js_error(&e))?;
+            let r = route(&inner, method, path, query, body_json, summarizer, embedder, vectors).await?;
             match r.raw {
                 // Written as UTF-8 JSON by `serde_json`, so valid UTF-8.
                 Some(raw) => String::from_utf8(raw).map(JsValue::from).map_err(|e| to_js_error(&Error::Internal { detail: e.to_string() })),
@@ -46,4 +40,29 @@ impl MemoryCore {
             }
         })
     }
+
+    /// [`MemoryCore::call`] resolving to the answer's UTF-8 JSON bytes (a
+    /// `Uint8Array`): one copy out of wasm memory, no string decoding, for
+    /// callers that forward the answer (`prompt({ as: "bytes" })`).
+    #[allow(clippy::too_many_arguments)]
+    #[wasm_bindgen(js_name = callBytes)]
+    pub fn call_bytes(&self, method: String, path: String, query: String, body_json: String, summarizer: JsValue, embedder: JsValue, vectors: Option<Vec<f32>>) -> Promise {
+        promise(&self.inner, move |inner| async move {
+            let r = route(&inner, method, path, query, body_json, summarizer, embedder, vectors).await?;
+            let bytes = r.into_bytes().map_err(|e| to_js_error(&e))?;
+            Ok(js_sys::Uint8Array::from(&bytes[..]).into())
+        })
+    }
+}
+
+/// Runs one route for [`MemoryCore::call`] and [`MemoryCore::call_bytes`].
+#[allow(clippy::too_many_arguments)]
+async fn route(inner: &Inner, method: String, path: String, query: String, body_json: String, summarizer: JsValue, embedder: JsValue, vectors: Option<Vec<f32>>) -> Result<api::Response, JsValue> {
+    check_body(&body_json)?;
+    let services = JsServices { summarizer: optional_fn("summarizer", summarizer)?, embedder: optional_fn("embedder", embedder)? };
+    let req = api::Request { method: &method, path: &path, query: api::parse_query(&query), body: body_json.as_bytes() };
+    let mut rand = random_bits;
+    let mut ctx = ctx(inner, &mut rand, &services)?;
+    ctx.vectors = vectors;
+    api::route(&inner.store, &req, &mut ctx).await.map_err(|e| to_js_error(&e))
 }
