@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Prints the gzip size of the npm wasm and of the Worker bundle, and fails past
-# the budgets: 1 MB gzip for the npm wasm, 3 MB gzip (Free plan) for the Worker.
+# the budgets. They sit about 5 % above the sizes measured (issue 16: 898 KB
+# and 1,064 KB gzip), so any growth is a decision; issue 16's goals (600 KB
+# and 800 KB) are not reached yet, and each cut toward them lowers these.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-NPM_WASM_GZIP_BYTES_MAX=1000000
-WORKER_GZIP_BYTES_MAX=3000000
+NPM_WASM_GZIP_BYTES_MAX=945000
+WORKER_GZIP_BYTES_MAX=1120000
 
 gz() { gzip -9c "$@" | wc -c; }
 npm_raw=$(wc -c < pkg/edgemem_bg.wasm)
