@@ -14,6 +14,7 @@ pub mod ids;
 pub mod ledger;
 pub mod limits;
 pub mod longterm;
+pub mod msgpack;
 pub mod retrieval;
 pub mod session;
 pub mod time;

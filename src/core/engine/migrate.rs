@@ -89,7 +89,7 @@ pub fn snapshot_to_current(schema: u32, body: &[u8]) -> Result<(u64, Vec<Session
     let corrupt = |reason: String| Error::SnapshotCorrupt { reason: format!("v{schema} body: {reason}") };
     match schema {
         0 => {
-            let v0: SnapshotV0 = rmp_serde::from_slice(body).map_err(|e| corrupt(e.to_string()))?;
+            let v0: SnapshotV0 = crate::core::msgpack::from_slice(body).map_err(|e| corrupt(e.to_string()))?;
             let sessions = v0.sessions.into_iter().map(session_v0_to_v1).collect::<std::result::Result<Vec<_>, _>>().map_err(corrupt)?;
             Ok((v0.last_seq, sessions))
         }
@@ -102,7 +102,7 @@ pub fn log_entry_to_current(schema: u32, seq: u64, body: &[u8]) -> Result<LogEnt
     let corrupt = |reason: String| Error::LogCorrupt { seq, reason: format!("v{schema} body: {reason}") };
     match schema {
         0 => {
-            let v0: LogEntryV0 = rmp_serde::from_slice(body).map_err(|e| corrupt(e.to_string()))?;
+            let v0: LogEntryV0 = crate::core::msgpack::from_slice(body).map_err(|e| corrupt(e.to_string()))?;
             let op = match v0.op {
                 OpV0::Put(s) => Op::SessionPut { session: session_v0_to_v1(s).map_err(corrupt)? },
                 OpV0::Delete(id) => Op::SessionDelete { session_id: id },

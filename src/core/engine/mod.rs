@@ -348,7 +348,7 @@ impl Engine {
     pub fn decode_snapshot(bytes: &[u8]) -> Result<Engine> {
         let (schema, body) = codec::decode_snapshot(bytes)?;
         let v1: SnapshotV1 = match schema {
-            SCHEMA_VERSION => rmp_serde::from_slice(body).map_err(|e| Error::SnapshotCorrupt { reason: format!("body: {e}") })?,
+            SCHEMA_VERSION => crate::core::msgpack::from_slice(body).map_err(|e| Error::SnapshotCorrupt { reason: format!("body: {e}") })?,
             older => {
                 let (last_seq, sessions) = migrate::snapshot_to_current(older, body)?;
                 SnapshotV1 { last_seq, sessions, ledger: LedgerSnapshot::default(), history: HistoryState::default(), longterm: LongTermSnapshot::default(), episodes: EpisodicLog::default() }
@@ -394,7 +394,7 @@ pub fn decode_log_entry(seq: u64, bytes: &[u8]) -> Result<LogEntry> {
     match schema {
         SCHEMA_VERSION => {
             let body = body.strip_prefix(&[LOG_BODY_POSITIONAL]).unwrap_or(body);
-            rmp_serde::from_slice(body).map_err(|e| Error::LogCorrupt { seq, reason: format!("body: {e}") })
+            crate::core::msgpack::from_slice(body).map_err(|e| Error::LogCorrupt { seq, reason: format!("body: {e}") })
         }
         older => migrate::log_entry_to_current(older, seq, body),
     }

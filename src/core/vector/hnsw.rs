@@ -152,7 +152,7 @@ pub(crate) fn build(rows: &Vectors, p: &BuildParams) -> Result<(Graph, Vec<u32>)
     let internal = |e: String| Error::Internal { detail: format!("reading the HNSW graph out: {e}") };
     let bytes = rmp_serde::to_vec(&hnsw).map_err(|e| internal(e.to_string()))?;
     drop(hnsw);
-    let m: Mirror = rmp_serde::from_slice(&bytes).map_err(|e| internal(e.to_string()))?;
+    let m: Mirror = crate::core::msgpack::from_slice(&bytes).map_err(|e| internal(e.to_string()))?;
     if m.points.len() != n || m.zero.len() != n {
         return Err(internal(format!("{} points, {} nodes for {n} rows", m.points.len(), m.zero.len())));
     }
