@@ -270,8 +270,10 @@ limits! {
     /// The fewest candidates hybrid search reads from each side.
     pub const LTM_HYBRID_DEPTH_MIN: usize = 50;
     /// Points one write may spend on segment compaction, so no request pays for
-    /// a full rebuild.
-    pub const LTM_COMPACT_WORK_POINTS_PER_WRITE: usize = 2_048;
+    /// a full rebuild. It must cover one seal of the flat segment: a smaller
+    /// bound leaves the flat segment growing without end (it was 2,048 below
+    /// a 4,096 seal until issue 16 found every tenant on an exact scan).
+    pub const LTM_COMPACT_WORK_POINTS_PER_WRITE: usize = VECTOR_SEAL_POINTS_DEFAULT;
 
     /// A memory record's text. Equal to a message's content, since AMS promotes
     /// whole messages to `message` memories.
@@ -339,3 +341,7 @@ limits! {
     /// Events one `recent` call returns.
     pub const EPISODES_RECENT_MAX: usize = 1_000;
 }
+
+// One write's compaction must be able to seal the flat segment (see
+// `LTM_COMPACT_WORK_POINTS_PER_WRITE`).
+const _: () = assert!(LTM_COMPACT_WORK_POINTS_PER_WRITE >= VECTOR_SEAL_POINTS_DEFAULT);

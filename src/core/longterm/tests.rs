@@ -133,7 +133,7 @@ fn filters_are_exact_and_deleted_ids_never_come_back() {
 #[test]
 fn snapshot_round_trip_keeps_the_graphs() {
     let mut e = engine(4_500);
-    while e.compact_vectors(4_096).unwrap().is_some_and(|r| r.work_points > 0) {}
+    while e.compact_vectors(limits::LTM_COMPACT_WORK_POINTS_PER_WRITE).unwrap().is_some_and(|r| r.work_points > 0) {}
     let stats = e.longterm().index().unwrap().stats();
     assert!(stats.segments.iter().any(|s| s.kind == crate::core::vector::SegmentKind::Hnsw), "{stats:?}");
     let back = Engine::decode_snapshot(&e.encode_snapshot().unwrap()).unwrap();
@@ -143,6 +143,24 @@ fn snapshot_round_trip_keeps_the_graphs() {
     let v = vector(77);
     let f = Filter::default();
     assert_eq!(back.longterm().search(&req(&v, &f, 10), 0).unwrap(), e.longterm().search(&req(&v, &f, 10), 0).unwrap());
+}
+
+/// The store's own per-write bound seals the flat segment: a bound below the
+/// seal size once left every tenant on an ever-growing exact scan.
+#[test]
+fn the_per_write_bound_seals_the_flat_segment() {
+    let mut e = Engine::new();
+    let n = limits::VECTOR_SEAL_POINTS_DEFAULT as u64 + 300;
+    for chunk in (0..n).collect::<Vec<_>>().chunks(limits::LTM_CREATE_BATCH_MAX) {
+        let records = chunk.iter().map(|&i| record(i)).collect();
+        e.apply(&Op::Ltm(LtmOp::Create { records, deduplicate: true }), 5_000).unwrap();
+        let r = e.compact_vectors(limits::LTM_COMPACT_WORK_POINTS_PER_WRITE).unwrap().unwrap();
+        assert!(r.work_points <= limits::LTM_COMPACT_WORK_POINTS_PER_WRITE, "{r:?}");
+    }
+    let stats = e.longterm().index().unwrap().stats();
+    let flat = stats.segments.iter().find(|s| s.kind == crate::core::vector::SegmentKind::Flat).map_or(0, |s| s.rows);
+    assert!(flat < limits::VECTOR_SEAL_POINTS_DEFAULT, "flat segment still holds {flat} rows: {stats:?}");
+    assert!(stats.segments.iter().any(|s| s.kind == crate::core::vector::SegmentKind::Hnsw), "{stats:?}");
 }
 
 #[test]
