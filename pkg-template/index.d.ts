@@ -169,7 +169,7 @@ export const LIMITS: {
   readonly LTM_SEARCH_OFFSET_MAX: 99;
   readonly LTM_HYBRID_DEPTH_FACTOR: 5;
   readonly LTM_HYBRID_DEPTH_MIN: 50;
-  readonly LTM_COMPACT_WORK_POINTS_PER_WRITE: 2048;
+  readonly LTM_COMPACT_WORK_POINTS_PER_WRITE: 4096;
   readonly MEMORY_TEXT_BYTES_MAX: 262144;
   readonly MEMORY_TAGS_MAX: 64;
   readonly MEMORY_TAG_BYTES_MAX: 256;
@@ -550,6 +550,10 @@ export class KVStore implements Store {
 }
 
 export function version(): string;
+
+/** Bytes of wasm linear memory: its high-water mark, since wasm memory never
+ * shrinks. This is what counts against a Worker isolate's 128 MB. */
+export function wasmMemoryBytes(): number;
 
 export type EncodingName = "cl100k_base" | "o200k_base";
 

@@ -12,6 +12,8 @@ import {
   modelInfo,
   version as coreVersion,
 } from "./edgemem_wasm.js";
+/** Bytes of wasm linear memory: its high-water mark (wasm memory never shrinks). */
+export { wasmMemoryBytes } from "./edgemem_wasm.js";
 import { loadAsset } from "./assets.js";
 import { call, checkCount, checkId, invalid, rethrow, toJson } from "./util.js";
 import { AgentConfig, ToolCache, historyQuery, wrapSummarizer } from "./history.js";

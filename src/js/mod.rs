@@ -279,3 +279,14 @@ fn stats_json(s: crate::store::StoreStats) -> Result<JsValue, JsValue> {
 pub fn version() -> String {
     api::VERSION.to_owned()
 }
+
+/// Bytes of wasm linear memory: its high-water mark, since wasm memory
+/// never shrinks. This is what counts against a Worker isolate's 128 MB.
+#[wasm_bindgen(js_name = wasmMemoryBytes)]
+pub fn wasm_memory_bytes() -> f64 {
+    #[cfg(target_arch = "wasm32")]
+    let pages = core::arch::wasm32::memory_size::<0>();
+    #[cfg(not(target_arch = "wasm32"))]
+    let pages = 0usize;
+    (pages * 65_536) as f64
+}

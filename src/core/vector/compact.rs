@@ -2,7 +2,7 @@
 //! heavily tombstoned segments, merge small ones (tiered, so each point is
 //! rebuilt O(log n) times over an index's life).
 
-use super::hnsw::{self, BuildParams};
+use super::hnsw::{self, BuildParams, Graph};
 use super::rows::Vectors;
 use super::segment::Segment;
 use super::{Loc, VectorIndex, FLAT_SEGMENT_ID};
@@ -108,7 +108,9 @@ impl VectorIndex {
             rows.push_from(&self.flat.vectors, slot);
         }
         let keys = self.flat.keys[..n].to_vec();
-        let seg = self.build_segment(keys, rows)?;
+        // On failure the flat segment is untouched: these were copies.
+        let (graph, order) = self.build_graph(&rows)?;
+        let seg = self.assemble(keys, rows, graph, &order);
         // The build succeeded: now change state.
         let mut rest = Vectors::empty(self.config.dim, self.flat.vectors.is_int8());
         for slot in n..self.flat.len() {
@@ -119,48 +121,70 @@ impl VectorIndex {
         for (slot, key) in self.flat.keys.iter().enumerate() {
             self.locs.insert(*key, Loc { segment: FLAT_SEGMENT_ID, slot: slot as u32 });
         }
-        self.install(seg, &[]);
+        self.install(seg);
         Ok(())
     }
 
+    /// Rebuilds segments `ids` into one, from their live rows. The sources
+    /// leave the index first and each is freed as soon as its rows are
+    /// copied, so the peak is the new segment plus its graph build, not
+    /// sources, copy and build together. If the build fails, the rows go to
+    /// the flat segment: the contents never change, only where they live.
     fn rebuild(&mut self, ids: &[u32]) -> Result<()> {
-        let mut rows = Vectors::empty(self.config.dim, self.flat.vectors.is_int8());
-        let mut keys = Vec::new();
-        for s in self.sealed.iter().filter(|s| ids.contains(&s.id)) {
+        let int8 = self.flat.vectors.is_int8();
+        let (taken, kept): (Vec<Segment>, Vec<Segment>) = std::mem::take(&mut self.sealed).into_iter().partition(|s| ids.contains(&s.id));
+        self.sealed = kept;
+        let live = taken.iter().map(Segment::live).sum();
+        let mut rows = Vectors::with_capacity(self.config.dim, int8, live);
+        let mut keys = Vec::with_capacity(live);
+        for s in taken {
             for slot in (0..s.len()).filter(|&slot| !s.is_dead(slot)) {
                 keys.push(s.keys[slot]);
                 rows.push_from(&s.vectors, slot);
             }
         }
-        let seg = self.build_segment(keys, rows)?;
-        self.install(seg, ids);
-        Ok(())
+        match self.build_graph(&rows) {
+            Ok((graph, order)) => {
+                let seg = self.assemble(keys, rows, graph, &order);
+                self.install(seg);
+                Ok(())
+            }
+            Err(e) => {
+                for (slot, key) in keys.iter().enumerate() {
+                    self.flat.keys.push(*key);
+                    self.flat.vectors.push_from(&rows, slot);
+                    self.locs.insert(*key, Loc { segment: FLAT_SEGMENT_ID, slot: (self.flat.len() - 1) as u32 });
+                }
+                Err(e)
+            }
+        }
     }
 
-    /// Builds a sealed segment over `keys`/`rows` (changes nothing else).
-    fn build_segment(&mut self, keys: Vec<u64>, rows: Vectors) -> Result<Segment> {
-        let id = self.next_id;
+    /// Builds the graph of the next segment over `rows`; changes nothing.
+    fn build_graph(&self, rows: &Vectors) -> Result<(Graph, Vec<u32>)> {
         let params = BuildParams {
             ef_construction: self.config.ef_construction,
             links_max: self.config.links_max,
             keep_pruned: self.config.keep_pruned,
-            seed: segment_seed(self.config.seed, id),
+            seed: segment_seed(self.config.seed, self.next_id),
         };
-        let (graph, order) = hnsw::build(&rows, &params)?;
-        let mut seg = Segment::new(id, Vectors::with_capacity(self.config.dim, rows.is_int8(), order.len()));
-        seg.keys.reserve_exact(order.len());
-        for &old in &order {
-            seg.keys.push(keys[old as usize]);
-            seg.vectors.push_from(&rows, old as usize);
-        }
-        seg.graph = Some(graph);
-        self.builds += 1;
-        Ok(seg)
+        hnsw::build(rows, &params)
     }
 
-    /// Replaces the segments `ids` by `seg` and points its keys at it.
-    fn install(&mut self, seg: Segment, ids: &[u32]) {
-        self.sealed.retain(|s| !ids.contains(&s.id));
+    /// The next sealed segment: `rows` and `keys` reordered (in place, for
+    /// the rows) so that graph ids and row slots coincide.
+    fn assemble(&mut self, keys: Vec<u64>, mut rows: Vectors, graph: Graph, order: &[u32]) -> Segment {
+        rows.permute(order);
+        let mut seg = Segment::new(self.next_id, rows);
+        seg.keys = order.iter().map(|&old| keys[old as usize]).collect();
+        seg.graph = Some(graph);
+        self.builds += 1;
+        seg
+    }
+
+    /// Adds `seg` (its id is the newest, so `sealed` stays sorted) and
+    /// points its keys at it.
+    fn install(&mut self, seg: Segment) {
         for (slot, key) in seg.keys.iter().enumerate() {
             self.locs.insert(*key, Loc { segment: seg.id, slot: slot as u32 });
         }

@@ -5,16 +5,17 @@
 //! Why not search through `instant-distance`: its `ef_search` is fixed at
 //! build time, it has no filter or tombstone hook, and its graph fields are
 //! private, so a restore would mean a rebuild. Its serde form is public,
-//! though: we serialize the built `Hnsw` once (MessagePack, in memory) and
-//! read the layers out of it. Layer 0 links come nearest-first after the
+//! though: [`super::readout`] serializes the built `Hnsw` straight into our
+//! layers. Layer 0 links come nearest-first after the
 //! selection heuristic, so truncating them to `links_max` keeps the best.
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 
 use instant_distance::{Builder, Heuristic, Point};
-use serde::{Deserialize, Serialize, Serializer};
+use serde::{Serialize, Serializer};
 
+use super::readout::Sink;
 use super::rows::{Query, Vectors};
 use crate::core::error::{Error, Result};
 use crate::core::limits;
@@ -111,28 +112,6 @@ impl Serialize for Row<'_> {
     }
 }
 
-/// The serde shape of `instant_distance::Hnsw` (fields in declaration order).
-#[derive(Deserialize)]
-struct Mirror {
-    _ef_search: u64,
-    points: Vec<u32>,
-    zero: Vec<Vec<u32>>,
-    layers: Vec<Vec<Vec<u32>>>,
-}
-
-const INVALID: u32 = u32::MAX;
-
-fn layer_from(nodes: &[Vec<u32>], links_max: usize) -> Layer {
-    let n = nodes.len();
-    let mut layer = Layer { offsets: Vec::with_capacity(n + 1), links: Vec::new() };
-    layer.offsets.push(0);
-    for node in nodes {
-        layer.links.extend(node.iter().copied().take_while(|&t| t != INVALID).filter(|&t| (t as usize) < n).take(links_max));
-        layer.offsets.push(layer.links.len() as u32);
-    }
-    layer
-}
-
 /// Builds a graph over `rows`. Returns it with `order`, where `order[new]` is
 /// the old index of the row the graph calls `new`: the caller permutes its
 /// rows and keys by `order` so graph ids and row slots coincide.
@@ -150,20 +129,16 @@ pub(crate) fn build(rows: &Vectors, p: &BuildParams) -> Result<(Graph, Vec<u32>)
         .seed(p.seed)
         .build_hnsw(points);
     let internal = |e: String| Error::Internal { detail: format!("reading the HNSW graph out: {e}") };
-    let bytes = rmp_serde::to_vec(&hnsw).map_err(|e| internal(e.to_string()))?;
+    let mut sink = Sink::new(n, p.links_max, limits::VECTOR_LINKS_MAX / 2);
+    hnsw.serialize(&mut sink).map_err(|e| internal(e.to_string()))?;
     drop(hnsw);
-    let m: Mirror = crate::core::msgpack::from_slice(&bytes).map_err(|e| internal(e.to_string()))?;
-    if m.points.len() != n || m.zero.len() != n {
-        return Err(internal(format!("{} points, {} nodes for {n} rows", m.points.len(), m.zero.len())));
-    }
-    let mut layers = vec![layer_from(&m.zero, p.links_max)];
-    // instant-distance keeps upper layers bottom-up (its `layers[0]` is layer 1).
-    for upper in &m.layers {
-        layers.push(layer_from(upper, limits::VECTOR_LINKS_MAX / 2));
+    let (layers, order) = sink.finish();
+    if order.len() != n || layers[0].nodes() != n {
+        return Err(internal(format!("{} points, {} nodes for {n} rows", order.len(), layers[0].nodes())));
     }
     let graph = Graph { layers };
     graph.validate(n).map_err(internal)?;
-    Ok((graph, m.points))
+    Ok((graph, order))
 }
 
 /// A candidate: similarity (higher is nearer) and row.

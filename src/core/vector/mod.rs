@@ -29,6 +29,7 @@ mod codec;
 mod compact;
 mod distance;
 mod hnsw;
+mod readout;
 mod rows;
 mod search;
 mod segment;

@@ -370,3 +370,31 @@ fn rustdocs_prefix_recall() {
     }
     assert!(hit as f64 / total as f64 >= 0.95, "recall {hit}/{total}");
 }
+
+#[test]
+fn permuting_rows_in_place_gathers_by_order() {
+    let dim = 5;
+    for int8 in [false, true] {
+        for n in [0usize, 1, 2, 7, 64] {
+            let mut rows = Vectors::with_capacity(dim, int8, n);
+            let mut q = rows::Query::default();
+            for i in 0..n {
+                q.f32 = (0..dim).map(|j| (i * dim + j) as f32 + 1.0).collect();
+                q.codes = (0..dim).map(|j| ((i * 7 + j) % 120) as i8).collect();
+                q.scale = i as f32 + 0.5;
+                rows.push(&q);
+            }
+            // A deterministic shuffle with long and short cycles.
+            let mut order: Vec<u32> = (0..n as u32).collect();
+            for i in (1..n).rev() {
+                order.swap(i, (i * 31 + 7) % (i + 1));
+            }
+            let mut want = Vectors::with_capacity(dim, int8, n);
+            for &old in &order {
+                want.push_from(&rows, old as usize);
+            }
+            rows.permute(&order);
+            assert_eq!(rows, want, "n {n}, int8 {int8}");
+        }
+    }
+}
