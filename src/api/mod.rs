@@ -457,6 +457,27 @@ pub async fn expire<B: Backend>(store: &Store<B>, now: Millis) -> Result<Option<
     store.read(|e| e.next_expiry()).await
 }
 
+/// When the host should next wake the tenant: its next TTL expiry, or a
+/// background compaction pass [`limits::LTM_COMPACT_DELAY_MS`] from `now`
+/// when one is due, whichever is first. Called after every write, so a
+/// stream of writes keeps pushing the pass back.
+pub async fn next_wake<B: Backend>(store: &Store<B>, now: Millis) -> Result<Option<Millis>> {
+    store
+        .read(|e| {
+            let pass = e.vector_compaction_due(limits::LTM_COMPACT_WORK_POINTS_PER_PASS).then(|| now.saturating_add(limits::LTM_COMPACT_DELAY_MS));
+            [e.next_expiry(), pass].into_iter().flatten().min()
+        })
+        .await
+}
+
+/// The host's wake-up: expires what is due, runs one bounded background
+/// compaction pass, and returns when to wake next ([`next_wake`]).
+pub async fn wake<B: Backend>(store: &Store<B>, now: Millis) -> Result<Option<Millis>> {
+    expire(store, now).await?;
+    store.maintain(|e| e.compact_vectors(limits::LTM_COMPACT_WORK_POINTS_PER_PASS)).await??;
+    next_wake(store, now).await
+}
+
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

@@ -274,6 +274,14 @@ limits! {
     /// bound leaves the flat segment growing without end (it was 2,048 below
     /// a 4,096 seal until issue 16 found every tenant on an exact scan).
     pub const LTM_COMPACT_WORK_POINTS_PER_WRITE: usize = VECTOR_SEAL_POINTS_DEFAULT;
+    /// Points one background pass (the Worker's alarm) may spend merging
+    /// segments that no write's bound covers: about 4–7 s of workerd CPU,
+    /// inside a Durable Object alarm's 30 s. Segments therefore grow to about
+    /// this size, and 100k points sit in a handful of graphs, not 25.
+    pub const LTM_COMPACT_WORK_POINTS_PER_PASS: usize = 32_768;
+    /// Quiet time after the last write before a background pass runs, so a
+    /// burst of writes is not interleaved with seconds-long merges.
+    pub const LTM_COMPACT_DELAY_MS: u64 = 5_000;
 
     /// A memory record's text. Equal to a message's content, since AMS promotes
     /// whole messages to `message` memories.

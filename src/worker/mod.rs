@@ -202,7 +202,8 @@ impl MemoryObject {
         Ok(store)
     }
 
-    /// Keeps the Durable Object alarm at the next TTL expiry.
+    /// Keeps the Durable Object alarm at the next TTL expiry or background
+    /// compaction pass ([`api::next_wake`]).
     async fn schedule(&self, next: Option<Millis>) -> Result<(), Error> {
         if next == self.alarm_at.get() {
             return Ok(());
@@ -239,7 +240,7 @@ impl MemoryObject {
         let mut ctx = Ctx::new(now_ms(), &mut rand, namespace.as_deref(), limits::REQUEST_BODY_BYTES_CEILING, &services);
         let resp = api::handle(&store, &api_req, &mut ctx).await;
         if method != Method::Get && resp.status == 200 {
-            self.schedule(store.read(|e| e.next_expiry()).await?).await?;
+            self.schedule(api::next_wake(&store, now_ms()).await?).await?;
         }
         json_response(resp).map_err(w)
     }
@@ -274,7 +275,7 @@ impl DurableObject for MemoryObject {
         let run = async {
             let store = self.store().await?;
             self.alarm_at.set(None);
-            let next = api::expire(&store, now_ms()).await?;
+            let next = api::wake(&store, now_ms()).await?;
             self.schedule(next).await
         };
         match run.await {

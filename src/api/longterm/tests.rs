@@ -196,3 +196,39 @@ fn search_answers_only_the_fields_asked_for() {
         assert_eq!((r.status, r.body["code"].as_str()), (422, Some("invalid_input")), "{what}: {}", r.body);
     }
 }
+
+/// Writes seal 4,096-point segments that no write's bound can merge; the
+/// host's wake-up (the Worker's alarm) merges them in a bounded background
+/// pass after the writes go quiet, and then asks for no further wake.
+#[test]
+fn background_passes_merge_what_writes_cannot() {
+    use crate::core::engine::Op;
+    use crate::core::limits;
+    use crate::core::longterm::{LtmOp, NewRecord};
+    use crate::core::retrieval::record::{MemoryRecord, MemoryType};
+    use crate::store::now_or_never;
+
+    let mut api = Api::new();
+    let n = 2 * limits::VECTOR_SEAL_POINTS_DEFAULT + 200;
+    for start in (0..n).step_by(limits::LTM_CREATE_BATCH_MAX) {
+        let records = (start..(start + limits::LTM_CREATE_BATCH_MAX).min(n))
+            .map(|i| {
+                let vector = (0..16).map(|j| if j == i % 16 { 1.0 } else { ((i * 31 + j * 7) % 97) as f32 / 970.0 }).collect();
+                NewRecord { record: MemoryRecord::new(format!("m{i}"), format!("memory {i}"), MemoryType::Semantic, api.now), vector }
+            })
+            .collect();
+        now_or_never(api.store.apply(Op::Ltm(LtmOp::Create { records, deduplicate: false }), api.now)).unwrap().unwrap();
+        now_or_never(api.store.maintain(|e| e.compact_vectors(limits::LTM_COMPACT_WORK_POINTS_PER_WRITE))).unwrap().unwrap().unwrap();
+    }
+    let segments = |api: &Api| now_or_never(api.store.read(|e| e.longterm().index().unwrap().stats().segments.len())).unwrap().unwrap();
+    assert_eq!(segments(&api), 3, "two sealed segments and the flat one");
+    let wake = now_or_never(crate::api::next_wake(&api.store, api.now)).unwrap().unwrap();
+    assert_eq!(wake, Some(api.now + limits::LTM_COMPACT_DELAY_MS), "a merge is due: wake after the quiet time");
+    api.now += limits::LTM_COMPACT_DELAY_MS;
+    let next = now_or_never(crate::api::wake(&api.store, api.now)).unwrap().unwrap();
+    assert_eq!(segments(&api), 2, "merged into one graph beside the flat segment");
+    assert_eq!(next, None, "nothing left to do and no TTL: no further wake");
+    let s = api.call("POST", "/v1/long-term-memory/search", r#"{"text": "memory 4242", "search_mode": "keyword", "limit": 1}"#);
+    assert_eq!(ids(&s.body), ["m4242"], "{}", s.body);
+    assert_eq!(now_or_never(api.store.read(|e| e.longterm().len())).unwrap().unwrap(), n);
+}

@@ -316,6 +316,11 @@ impl Engine {
         self.longterm.compact(work_points_max)
     }
 
+    /// Whether a background compaction pass of this bound has work to do.
+    pub fn vector_compaction_due(&self, work_points_max: usize) -> bool {
+        self.longterm.compaction_due(work_points_max)
+    }
+
     /// The tenant's ledger, for queries.
     pub fn ledger(&self) -> &Ledger {
         &self.ledger

@@ -332,6 +332,11 @@ impl LongTerm {
         }
     }
 
+    /// Whether [`LongTerm::compact`] with this bound would build anything.
+    pub fn compaction_due(&self, work_points_max: usize) -> bool {
+        self.index.as_ref().is_some_and(|i| i.compaction_due(work_points_max))
+    }
+
     /// The snapshot form.
     pub fn to_snapshot(&self) -> LongTermSnapshot {
         LongTermSnapshot {

@@ -78,6 +78,12 @@ impl VectorIndex {
         Ok(report)
     }
 
+    /// Whether [`VectorIndex::compact`] with this bound would build
+    /// anything: a caller schedules background passes by it.
+    pub fn compaction_due(&self, work_points_max: usize) -> bool {
+        self.due(work_points_max).iter().any(|(_, cost)| *cost <= work_points_max)
+    }
+
     /// Due tasks in priority order, each with its cost in points. A full
     /// flat segment is sealed whole when the budget allows, else in a prefix
     /// of at least `seal_points`, so it never outgrows every budget.
