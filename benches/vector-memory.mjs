@@ -1,12 +1,14 @@
 // Wasm memory while a vector index grows to 100,000 × 384 points in the npm
 // package (issue 16, point 6): `VectorIndex` with int8 codes (and f32 for
 // contrast), points added in batches of 500 with bounded compaction after
-// each, as the long-term store drives it. Wasm memory never shrinks, so
+// each, as the long-term store drives it, and a background pass (the
+// Worker's alarm) every 10,000 points. Wasm memory never shrinks, so
 // `wasmMemoryBytes()` after the build is the peak the isolate had to hold.
 // Then recall@10 of the built index against exact f32 search in JS.
 //
 //   make pkg && node benches/vector-memory.mjs            # int8, the store's bound
-//   VM_QUANT=none VM_WORK=65536 node benches/vector-memory.mjs
+//   VM_PASS=0 node benches/vector-memory.mjs               # writes only
+//   VM_QUANT=none VM_WORK=65536 VM_PASS=0 node benches/vector-memory.mjs
 //
 // One process per configuration: a second index would start from the first
 // one's high-water mark.
@@ -17,6 +19,9 @@ const N = Number(process.env.VM_POINTS ?? 100_000);
 const DIM = Number(process.env.VM_DIM ?? 384);
 const QUANT = process.env.VM_QUANT ?? "int8";
 const WORK = Number(process.env.VM_WORK ?? LIMITS.LTM_COMPACT_WORK_POINTS_PER_WRITE);
+// A background pass (the Worker's alarm) after every PASS_EVERY points; 0: none.
+const PASS = Number(process.env.VM_PASS ?? LIMITS.LTM_COMPACT_WORK_POINTS_PER_PASS);
+const PASS_EVERY = Number(process.env.VM_PASS_EVERY ?? 10_000);
 const QUERIES = Number(process.env.VM_QUERIES ?? 200);
 const BATCH = 500;
 const MB = 1024 * 1024;
@@ -50,6 +55,7 @@ const index = new VectorIndex({ dim: DIM, metric: "cosine", quantization: QUANT 
 const all = new Float32Array(N * DIM);
 const t0 = performance.now();
 let slowest = 0;
+let slowestPass = 0;
 for (let at = 0; at < N; at += BATCH) {
   const n = Math.min(BATCH, N - at);
   for (let i = 0; i < n; i++) vector(all, (at + i) * DIM);
@@ -57,6 +63,11 @@ for (let at = 0; at < N; at += BATCH) {
   const c = performance.now();
   index.compact(WORK);
   slowest = Math.max(slowest, performance.now() - c);
+  if (PASS > 0 && (at + n) % PASS_EVERY === 0) {
+    const p = performance.now();
+    index.compact(PASS);
+    slowestPass = Math.max(slowestPass, performance.now() - p);
+  }
 }
 const buildSeconds = (performance.now() - t0) / 1000;
 const stats = index.stats();
@@ -93,6 +104,8 @@ const row = {
   wasm_memory_after_search_mb: +(wasmMemoryBytes() / MB).toFixed(1),
   build_s: +buildSeconds.toFixed(1),
   slowest_compact_ms: Math.round(slowest),
+  pass_points: PASS,
+  slowest_pass_ms: Math.round(slowestPass),
   search_p50_ms: +times[Math.floor(times.length / 2)].toFixed(3),
   recall_at_10: +(recall / QUERIES).toFixed(3),
 };
