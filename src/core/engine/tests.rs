@@ -183,3 +183,66 @@ fn named_log_bodies_from_before_the_positional_format_still_replay() {
     assert!(rec.len() < 150, "a two-transfer column batch logs as its bytes: {} B", rec.len());
     assert_eq!(decode_log_entry(5, &rec).unwrap(), entry);
 }
+
+/// A tenant with sessions, a ledger (numeric, huge and text ids, metadata,
+/// pending and posted transfers), history and episodes.
+fn full_engine() -> Engine {
+    use crate::core::ledger::{LedgerOp, TransferRequest};
+    let mut e = Engine::new();
+    let mut s = session("a", Some(60));
+    s.data = Some(serde_json::json!({"cart": [1, 2.5, "x"]}).as_object().unwrap().clone());
+    e.apply(&Op::SessionPut { session: s }, 7).unwrap();
+    e.apply(&Op::SessionAppend { session_id: "a".into(), messages: vec![msg("m", "héllo")] }, 8).unwrap();
+    e.apply(&Op::Ledger(LedgerOp::CreateAsset { code: "USDC".into(), scale: 6 }), 9).unwrap();
+    for id in ["alice", "bob"] {
+        e.apply(&Op::Ledger(LedgerOp::CreateAccount { id: id.into(), asset: "USDC".into(), flags: Default::default(), max_transfer: None }), 9).unwrap();
+    }
+    let t = |id: &str, pending: bool| TransferRequest {
+        id: id.into(),
+        debit_account: "alice".into(),
+        credit_account: "bob".into(),
+        amount: "1.25".into(),
+        pending,
+        timeout_seconds: pending.then_some(60),
+        linked: false,
+        metadata: serde_json::json!({"memo": id}).as_object().cloned(),
+    };
+    let transfers = vec![t("1", false), t("340282366920938463463374607431768211455", true), t("order-7", false), t("18446744073709551616", false)];
+    e.apply(&Op::Ledger(LedgerOp::CreateTransfers { transfers }), 10).unwrap();
+    e.apply(&Op::Ledger(LedgerOp::Post { id: "340282366920938463463374607431768211455".into(), amount: Some("1".into()) }), 11).unwrap();
+    e
+}
+
+#[test]
+fn the_borrowed_snapshot_writes_the_owned_form_byte_for_byte() {
+    let e = full_engine();
+    let owned = SnapshotV1 {
+        last_seq: e.last_seq,
+        sessions: e.sessions.values().cloned().collect(),
+        ledger: e.ledger.to_snapshot(),
+        history: e.history.clone(),
+        longterm: e.longterm.to_snapshot(),
+        episodes: e.episodes.clone(),
+    };
+    let body = codec::decode_snapshot(&e.encode_snapshot().unwrap()).unwrap().1.to_vec();
+    assert_eq!(body, rmp_serde::to_vec(&owned).unwrap());
+    assert!(matches!(body[0], 0x90..=0x9f), "positional: the body is an array");
+}
+
+#[test]
+fn snapshots_written_with_field_names_still_load() {
+    let e = full_engine();
+    let owned = SnapshotV1 {
+        last_seq: e.last_seq,
+        sessions: e.sessions.values().cloned().collect(),
+        ledger: e.ledger.to_snapshot(),
+        history: e.history.clone(),
+        longterm: e.longterm.to_snapshot(),
+        episodes: e.episodes.clone(),
+    };
+    let named = codec::encode_snapshot(codec::SCHEMA_VERSION, &rmp_serde::to_vec_named(&owned).unwrap());
+    assert_eq!(Engine::decode_snapshot(&named).unwrap(), e);
+    let positional = e.encode_snapshot().unwrap();
+    assert!(positional.len() < named.len(), "{} >= {}", positional.len(), named.len());
+    assert_eq!(Engine::decode_snapshot(&positional).unwrap(), e);
+}

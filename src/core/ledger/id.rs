@@ -32,7 +32,20 @@ impl TransferId {
         match self {
             TransferId::Text(s) => s,
             TransferId::Num(n) => {
-                let (mut n, mut at) = (*n, buf.len());
+                let mut at = buf.len();
+                // u128 division is a library call per digit; most ids fit u64.
+                if let Ok(mut n) = u64::try_from(*n) {
+                    loop {
+                        at -= 1;
+                        buf[at] = b'0' + (n % 10) as u8;
+                        n /= 10;
+                        if n == 0 {
+                            break;
+                        }
+                    }
+                    return std::str::from_utf8(&buf[at..]).unwrap_or_default();
+                }
+                let mut n = *n;
                 loop {
                     at -= 1;
                     buf[at] = b'0' + (n % 10) as u8;

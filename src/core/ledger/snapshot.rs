@@ -37,6 +37,76 @@ pub struct LedgerSnapshot {
     pub intents: Vec<Intent>,
 }
 
+/// [`LedgerSnapshot`] borrowed from a live ledger: serializes to exactly
+/// the same bytes with no copy of a transfer's id or account names (three
+/// allocations a transfer in the owned form). Field order and serde shapes
+/// must mirror the owned types; a test compares the bytes.
+#[derive(Serialize)]
+pub struct LedgerSnapshotRef<'a> {
+    assets: Vec<&'a Asset>,
+    accounts: &'a [Account],
+    transfers: TransfersRef<'a>,
+    events: &'a [Event],
+    journal_head: String,
+    intents: Vec<&'a Intent>,
+}
+
+pub struct TransfersRef<'a>(&'a Ledger);
+
+impl Serialize for TransfersRef<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let l = self.0;
+        s.collect_seq(l.transfers.iter().map(|t| TransferRecordRef {
+            input: TransferInputRef {
+                id: IdText(&t.id),
+                debit_account: &l.accounts[t.debit as usize].id,
+                credit_account: &l.accounts[t.credit as usize].id,
+                amount: t.amount,
+                pending: t.pending,
+                timeout_seconds: t.timeout_seconds,
+                linked: t.linked,
+                metadata: &t.metadata,
+            },
+            created_at: t.created_at,
+            state: t.state,
+            posted_amount: t.posted_amount,
+            resolved_at: t.resolved_at,
+        }))
+    }
+}
+
+/// Mirrors [`TransferRecord`].
+#[derive(Serialize)]
+struct TransferRecordRef<'a> {
+    input: TransferInputRef<'a>,
+    created_at: Millis,
+    state: TransferState,
+    posted_amount: Option<Units>,
+    resolved_at: Option<Millis>,
+}
+
+/// Mirrors [`TransferInput`].
+#[derive(Serialize)]
+struct TransferInputRef<'a> {
+    id: IdText<'a>,
+    debit_account: &'a str,
+    credit_account: &'a str,
+    amount: Units,
+    pending: bool,
+    timeout_seconds: Option<u64>,
+    linked: bool,
+    metadata: &'a Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+/// A transfer id as its canonical text, written from a stack buffer.
+struct IdText<'a>(&'a TransferId);
+
+impl Serialize for IdText<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.0.as_str(&mut [0; 39]))
+    }
+}
+
 fn corrupt(reason: impl Into<String>) -> Error {
     Error::SnapshotCorrupt { reason: format!("ledger: {}", reason.into()) }
 }
@@ -70,6 +140,18 @@ impl Ledger {
             events: self.journal.events().to_vec(),
             journal_head: self.journal.head_hex(),
             intents: self.intents.values().cloned().collect(),
+        }
+    }
+
+    /// The snapshot body part, borrowed (what snapshots are written from).
+    pub fn snapshot_ref(&self) -> LedgerSnapshotRef<'_> {
+        LedgerSnapshotRef {
+            assets: self.assets.values().collect(),
+            accounts: &self.accounts,
+            transfers: TransfersRef(self),
+            events: self.journal.events(),
+            journal_head: self.journal.head_hex(),
+            intents: self.intents.values().collect(),
         }
     }
 
