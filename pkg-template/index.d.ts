@@ -5,6 +5,7 @@
 /** Stable error codes; `EdgememError.code` is one of these. */
 export type ErrorCode =
   | "invalid_json"
+  | "invalid_query"
   | "invalid_input"
   | "payload_too_large"
   | "limit_exceeded"
@@ -191,6 +192,11 @@ export const LIMITS: {
   readonly HYBRID_ALPHA_DEFAULT: 0.7;
   readonly EMBED_DIM_DEFAULT: 384;
   readonly EMBED_DIM_MIN: 16;
+  readonly FEED_EVENT_IDS_MAX: 32;
+  readonly FEED_EVENTS_KEPT: 4096;
+  readonly FEED_FILTER_ITEMS_MAX: 64;
+  readonly FEED_PAGE_EVENTS_MAX: 1000;
+  readonly FEED_PAGE_EVENTS_DEFAULT: 100;
   readonly EPISODE_KIND_BYTES_MAX: 64;
   readonly EPISODE_PAYLOAD_BYTES_MAX: 278528;
   readonly EPISODE_OUTCOME_BYTES_MAX: 16384;
@@ -447,6 +453,69 @@ export class Ledger {
   openIntents(): Promise<Intent[]>;
 }
 
+// <generated FeedKind: tests/registry.rs writes this block; do not edit>
+/** A change-feed event kind: `area.verb`. */
+export type FeedKind =
+  | "working_memory.updated"
+  | "working_memory.created"
+  | "working_memory.appended"
+  | "working_memory.deleted"
+  | "working_memory.expired"
+  | "working_memory.compacted"
+  | "tool_cache.put"
+  | "tool_cache.invalidated"
+  | "tool_cache.ttls_set"
+  | "prompt.version_set"
+  | "prompt.rolled_back"
+  | "prompt.patch_appended"
+  | "prompt.patch_removed"
+  | "prompt.tools_set"
+  | "ledger.asset_created"
+  | "ledger.account_created"
+  | "ledger.transfers_created"
+  | "ledger.transfer_posted"
+  | "ledger.transfer_voided"
+  | "ledger.transfers_expired"
+  | "ledger.intent_begun"
+  | "ledger.intent_completed"
+  | "long_term_memory.created"
+  | "long_term_memory.updated"
+  | "long_term_memory.deleted"
+  | "episode.recorded"
+  | "episode.configured"
+  | "episode.expired"
+  | "service_cache.refreshed"
+  | "service_cache.invalidated";
+// </generated FeedKind>
+
+/** One committed change: ids and counts, never bodies. */
+export interface FeedEvent {
+  /** Per-namespace, strictly increasing, without gaps. */
+  seq: number;
+  /** When the write was applied (ms since the epoch). */
+  ts: number;
+  /** A `FeedKind`; or `"resync_required"` when `since` is older than what is kept (then `last_seq` says where to resume), or `"error"` when a replay failed (`code`, `detail`). */
+  kind: FeedKind | "resync_required" | "error";
+  /** The session, agent, account, transfer or memory changed; `""` for a change to many. */
+  key: string;
+  /** How many things changed, when several can. */
+  count?: number;
+  /** Up to `LIMITS.FEED_EVENT_IDS_MAX` of their ids. */
+  ids?: string[];
+  last_seq?: number;
+  code?: ErrorCode;
+  detail?: string;
+}
+
+export interface FeedOptions {
+  /** Exact kinds or `"area.*"`; default all. */
+  kinds?: Array<FeedKind | `${string}.*`> | string;
+  /** Keys or ids to follow; default all. */
+  keys?: string[] | string;
+  /** Replay the kept events after this seq first. */
+  since?: number;
+}
+
 export class Memory {
   private constructor();
   /** The tenant's exact Decimal ledger. */
@@ -457,6 +526,10 @@ export class Memory {
   readonly episodes: Episodes;
   static open(options?: OpenOptions): Promise<Memory>;
   static openPublished(source: Store, options?: { keyPrefix?: string; namespace?: string; clock?: () => number }): Promise<Memory>;
+  /** Calls `handler` once per committed write that `options` admits, after it is durable. Returns a function that unsubscribes. */
+  subscribe(options: FeedOptions, handler: (event: FeedEvent) => void): () => void;
+  /** `subscribe` as an async iterator; leaving the `for await` loop unsubscribes. */
+  events(options?: FeedOptions): AsyncIterableIterator<FeedEvent>;
   getOrCreateSession(sessionId: string, init?: SessionInput): Promise<{ created: boolean; session: Session }>;
   /** Resolves to what the append added, not the session: its cost follows the append, not the conversation. */
   appendMessages(sessionId: string, messages: MessageInput[], options?: { model?: string }): Promise<AppendResult>;

@@ -19,6 +19,7 @@ import { call, checkCount, checkId, invalid, rethrow, toJson } from "./util.js";
 import { AgentConfig, ToolCache, historyQuery, wrapSummarizer } from "./history.js";
 import { Episodes, LongTermMemory } from "./longterm.js";
 import { Ledger } from "./ledger.js";
+import { Feed } from "./feed.js";
 
 export { MemoryStore, IndexedDBStore, DurableObjectStore, KVStore } from "./stores.js";
 
@@ -45,6 +46,7 @@ async function encodingFor(modelName) {
 export class Memory {
   #core;
   #api;
+  #feed;
 
   /** The tenant's exact Decimal ledger. */
   ledger;
@@ -66,6 +68,7 @@ export class Memory {
           core.call(method, path, query, body === undefined ? "" : typeof body === "string" ? body : toJson(body, "body"), summarizer, embedder, vectors),
         ),
       );
+    this.#feed = new Feed(core, this.#api);
     this.longTerm = new LongTermMemory(this.#api, embedder);
     this.episodes = new Episodes(this.#api);
     this.ledger = new Ledger(
@@ -91,6 +94,21 @@ export class Memory {
     );
     const core = await call(() => MemoryCore.open(store, opts, clock));
     return new Memory(core, { embedder });
+  }
+
+  /**
+   * Calls `handler(event)` once per committed write that `options` admits,
+   * after it is durable: `{seq, ts, kind, key, count?, ids?}`. `kinds` (exact,
+   * or `"area.*"`) and `keys` filter; `since` first replays the kept events
+   * after that seq. Returns a function that unsubscribes.
+   */
+  subscribe(options, handler) {
+    return this.#feed.subscribe(options, handler);
+  }
+
+  /** `subscribe` as an async iterator (`for await`); leaving the loop unsubscribes. */
+  events(options = {}) {
+    return this.#feed.events(options);
   }
 
   /** Opens a volatile replica from a snapshot published with `publishSnapshot`. */

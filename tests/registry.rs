@@ -61,6 +61,7 @@ fn index_d_ts_error_unions_are_generated_from_the_registry() {
         "TransferResultCode",
         &union("TransferResultCode", "Per-transfer results (TigerBeetle's names where one exists).", &transfer),
     );
+    let wanted = splice(&wanted, "FeedKind", &union("FeedKind", "A change-feed event kind: `area.verb`.", &edgemem::core::feed::KINDS));
     regenerate(&path, &wanted);
 }
 

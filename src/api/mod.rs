@@ -79,7 +79,7 @@ impl Response {
 /// The HTTP status of each error code.
 pub fn status_of(err: &Error) -> u16 {
     match err {
-        Error::InvalidJson { .. } => 400,
+        Error::InvalidJson { .. } | Error::InvalidQuery { .. } => 400,
         Error::Unauthorized => 401,
         Error::NotFound { .. } => 404,
         Error::Conflict { .. } => 409,
@@ -232,6 +232,7 @@ pub async fn route<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut Ct
     match (segs.as_slice(), method) {
         (["health"], "GET") => Ok(Response::ok(json!({ "now": ctx.now, "version": VERSION }))),
         (["stats"], "GET") => stats(store).await.map(Response::ok),
+        (["events"], "GET") => events_route(store, req).await.map(Response::ok),
         (["ledger", rest @ ..], _) => ledger::route(store, req, ctx, rest).await,
         (["episodes", rest @ ..], _) => episodes::route(store, req, ctx, rest).await.map(Response::ok),
         (["long-term-memory", rest @ ..], _) => longterm::route(store, req, ctx, rest).await.map(Response::ok),
@@ -455,6 +456,34 @@ pub async fn expire<B: Backend>(store: &Store<B>, now: Millis) -> Result<Option<
         store.apply(Op::EpisodesExpire, now).await?;
     }
     store.read(|e| e.next_expiry()).await
+}
+
+/// `GET /v1/events?since=&kinds=&keys=&limit=`: the change feed as one
+/// page of JSON (hosts may also stream it: the Worker over WebSocket or
+/// server-sent events). Without `since`, the page is empty and `last_seq`
+/// says where to start.
+async fn events_route<B: Backend>(store: &Store<B>, req: &Request<'_>) -> Result<Value> {
+    let page = events_page(store, req.param("since"), req.param("kinds"), req.param("keys"), req.param("limit")).await?;
+    serde_json::to_value(&page).map_err(|e| Error::Internal { detail: format!("encode events: {e}") })
+}
+
+/// Parses the feed's query parameters (each refused with a 400
+/// `invalid_query`) and reads the page.
+pub async fn events_page<B: Backend>(store: &Store<B>, since: Option<&str>, kinds: Option<&str>, keys: Option<&str>, limit: Option<&str>) -> Result<crate::core::feed::FeedPage> {
+    let bad = |param: &str, reason: String| Error::InvalidQuery { param: param.into(), reason };
+    let interest = crate::core::feed::Interest::parse(kinds, keys)?;
+    let limit = match limit {
+        None => limits::FEED_PAGE_EVENTS_DEFAULT,
+        Some(v) => match v.parse::<usize>() {
+            Ok(n) if (1..=limits::FEED_PAGE_EVENTS_MAX).contains(&n) => n,
+            _ => return Err(bad("limit", format!("must be an integer from 1 to {}, got {v:?}", limits::FEED_PAGE_EVENTS_MAX))),
+        },
+    };
+    let since = match since {
+        None => store.stats().await.last_seq,
+        Some(v) => v.parse::<u64>().map_err(|_| bad("since", format!("must be a non-negative integer, got {v:?}")))?,
+    };
+    store.events_since(since, &interest, limit).await
 }
 
 /// When the host should next wake the tenant: its next TTL expiry, or a

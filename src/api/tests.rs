@@ -383,3 +383,28 @@ fn execute_once_intents_over_http() {
     assert_eq!((clash.status, clash.body["code"].as_str()), (409, Some("intent_completed_with_different_outcome")));
     assert_eq!(api.call("GET", "/v1/ledger/intents", "").body["open"], json!([]));
 }
+
+#[test]
+fn the_change_feed_route_pages_resumes_and_refuses_bad_queries() {
+    let mut api = Api::new();
+    let start = api.call("GET", "/v1/events", "");
+    assert_eq!((start.status, start.body["last_seq"].as_u64(), start.body["events"].as_array().map(Vec::len)), (200, Some(0), Some(0)), "{}", start.body);
+    api.call("PUT", "/v1/working-memory/a", r#"{"messages":[]}"#);
+    api.call("POST", "/v1/working-memory/a/messages", r#"{"messages":[{"role":"user","content":"secret plan"}]}"#);
+    assert_eq!(api.call("POST", "/v1/working-memory/missing/messages", r#"{"messages":[{"role":"user","content":"x"}]}"#).status, 404);
+    api.call("DELETE", "/v1/working-memory/a", "");
+    let page = api.call("GET", "/v1/events?since=0", "");
+    let kinds: Vec<&str> = page.body["events"].as_array().unwrap().iter().map(|e| e["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["working_memory.updated", "working_memory.appended", "working_memory.deleted"], "{}", page.body);
+    assert!(!page.body.to_string().contains("secret plan"), "ids and counts, not bodies");
+    let seqs: Vec<u64> = page.body["events"].as_array().unwrap().iter().map(|e| e["seq"].as_u64().unwrap()).collect();
+    assert_eq!(seqs, [1, 2, 3]);
+    let only = api.call("GET", "/v1/events?since=1&kinds=working_memory.deleted", "");
+    assert_eq!(only.body["events"].as_array().unwrap().len(), 1);
+    let cut = api.call("GET", "/v1/events?since=0&limit=2", "");
+    assert_eq!(cut.body["next_since"], 2);
+    for q in ["since=-1", "since=abc", "since=4", "since=1.5", "limit=0", "limit=1001", "kinds=working_memory.nope"] {
+        let r = api.call("GET", &format!("/v1/events?{q}"), "");
+        assert_eq!((r.status, r.body["code"].as_str()), (400, Some("invalid_query")), "{q}: {}", r.body);
+    }
+}

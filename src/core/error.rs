@@ -103,6 +103,10 @@ pub enum Error {
     /// A request body or argument was not well-formed JSON (or not the JSON
     /// type expected at the top level). HTTP 400.
     InvalidJson { detail: String },
+    /// A query parameter is malformed: not a number, negative, or out of
+    /// range (for example a feed `since` past the last committed change).
+    /// HTTP 400.
+    InvalidQuery { param: String, reason: String },
     /// A field is present but has the wrong type or an unacceptable value
     /// (empty id, unknown role, NaN, wrong shape). HTTP 422.
     InvalidInput { field: String, reason: String },
@@ -158,6 +162,7 @@ impl Error {
     pub fn code(&self) -> &'static str {
         match self {
             Error::InvalidJson { .. } => "invalid_json",
+            Error::InvalidQuery { .. } => "invalid_query",
             Error::InvalidInput { .. } => "invalid_input",
             Error::PayloadTooLarge { .. } => "payload_too_large",
             Error::LimitExceeded { .. } => "limit_exceeded",
@@ -220,6 +225,7 @@ impl Error {
     pub fn codes() -> Vec<&'static str> {
         let mut all = vec![
             "invalid_json",
+            "invalid_query",
             "invalid_input",
             "payload_too_large",
             "limit_exceeded",
@@ -252,6 +258,7 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::InvalidJson { detail } => write!(f, "invalid JSON: {detail}"),
+            Error::InvalidQuery { param, reason } => write!(f, "invalid query parameter {param}: {reason}"),
             Error::InvalidInput { field, reason } => write!(f, "invalid {field}: {reason}"),
             Error::PayloadTooLarge { what, bytes, bytes_max } => {
                 write!(f, "{what} is {bytes} bytes, over the limit of {bytes_max} bytes")
@@ -288,6 +295,7 @@ mod tests {
     fn codes_are_unique_and_snake_case() {
         let all = [
             Error::InvalidJson { detail: String::new() },
+            Error::InvalidQuery { param: "since".into(), reason: String::new() },
             Error::invalid("f", "r"),
             Error::too_large("body", 2, 1),
             Error::LimitExceeded { what: "x".into(), limit: 1 },

@@ -327,6 +327,20 @@ limits! {
     /// [`VECTOR_DIM_MAX`]).
     pub const EMBED_DIM_MIN: usize = 16;
 
+    // ---- Change feed (issue 11) ----
+
+    /// Ids listed in one event; `count` gives the total.
+    pub const FEED_EVENT_IDS_MAX: usize = 32;
+    /// Recent events a store keeps in memory for resumes (about 0.5–3 MB at
+    /// the most): a `since` older than these gets `resync_required`.
+    pub const FEED_EVENTS_KEPT: usize = 4_096;
+    /// Kinds, and separately keys, in one subscription filter.
+    pub const FEED_FILTER_ITEMS_MAX: usize = 64;
+    /// Events in one page of `GET /v1/events`.
+    pub const FEED_PAGE_EVENTS_MAX: usize = 1_000;
+    /// Events in a page that names no limit.
+    pub const FEED_PAGE_EVENTS_DEFAULT: usize = 100;
+
     // ---- Episodic log (long-term memory issue) ----
 
     /// An event type (`tool_call`, `turn_archived`, ...).

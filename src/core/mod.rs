@@ -9,6 +9,7 @@ pub mod codec;
 pub mod engine;
 pub mod episodes;
 pub mod error;
+pub mod feed;
 pub mod history;
 pub mod ids;
 pub mod ledger;

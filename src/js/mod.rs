@@ -150,6 +150,24 @@ where
 
 #[wasm_bindgen]
 impl MemoryCore {
+    /// Sets the change-feed listener: `fn(eventJson)` is called once per
+    /// committed write, after its log record is durable, with the event as
+    /// JSON text; `null` clears it. It runs while the store is locked, so
+    /// the JS side queues and delivers later (a listener must not call back
+    /// into this memory synchronously).
+    #[wasm_bindgen(js_name = setFeedListener)]
+    pub fn set_feed_listener(&self, listener: Option<js_sys::Function>) {
+        let listener = listener.map(|f| -> crate::store::Listener {
+            Box::new(move |e| {
+                if let Ok(text) = serde_json::to_string(e) {
+                    // A throwing listener must not fail the write that is already durable.
+                    let _ = f.call1(&JsValue::NULL, &JsValue::from_str(&text));
+                }
+            })
+        });
+        self.inner.store.set_listener(listener);
+    }
+
     /// Opens (recovering if needed) a memory on `store`: `undefined` for a
     /// volatile in-memory store, or any object with async
     /// `get/put/delete/list`. `options_json` holds `namespace`,
@@ -278,6 +296,12 @@ fn stats_json(s: crate::store::StoreStats) -> Result<JsValue, JsValue> {
 #[wasm_bindgen]
 pub fn version() -> String {
     api::VERSION.to_owned()
+}
+
+/// The change feed's event kinds (`core::feed::KINDS`), as a JSON array.
+#[wasm_bindgen(js_name = feedKinds)]
+pub fn feed_kinds() -> String {
+    serde_json::to_string(&crate::core::feed::KINDS).unwrap_or_default()
 }
 
 /// Bytes of wasm linear memory: its high-water mark, since wasm memory

@@ -32,12 +32,14 @@ mod sweep;
 
 pub use memory::MemoryBackend;
 
+use std::cell::RefCell;
 use std::future::Future;
 
 use futures_util::lock::Mutex;
 
 use crate::core::codec::{self, Head};
 use crate::core::engine::{encode_log_entry, Applied, Engine, LogEntry, Op};
+use crate::core::feed::{event_of, FeedEvent, FeedPage, Interest, Ring};
 use crate::core::error::{Error, Result};
 use crate::core::limits;
 use crate::core::time::Millis;
@@ -178,7 +180,14 @@ pub struct StoreStats {
 pub struct Store<B: Backend> {
     inner: Mutex<Inner<B>>,
     counters: Counters,
+    /// Told of each change once its log record is durable (the host's
+    /// broadcast: npm subscribers, the Durable Object's sockets).
+    listener: RefCell<Option<Listener>>,
 }
+
+/// A change-feed listener. It runs while the store is locked, so it must
+/// not call back into the store synchronously (queue, then deliver).
+pub type Listener = Box<dyn Fn(&FeedEvent)>;
 
 /// Counters that are not state: they start at zero with each process.
 #[derive(Debug, Default)]
@@ -216,6 +225,8 @@ struct Inner<B: Backend> {
     /// deleting what it retired.
     repair_due: bool,
     poisoned: bool,
+    /// Recent change-feed events, for resumes.
+    events: Ring,
 }
 
 impl<B: Backend> Store<B> {
@@ -240,8 +251,9 @@ impl<B: Backend> Store<B> {
             snapshot_retry_at_records: 0,
             repair_due: found.leftovers,
             poisoned: false,
+            events: found.events,
         };
-        Ok(Store { inner: Mutex::new(inner), counters: Counters::default() })
+        Ok(Store { inner: Mutex::new(inner), counters: Counters::default(), listener: RefCell::new(None) })
     }
 
     /// Applies `op` at `now` and resolves once its log record is durable.
@@ -262,6 +274,11 @@ impl<B: Backend> Store<B> {
         }
         inner.log_records_since_snapshot += 1;
         inner.log_bytes_since_snapshot += record_bytes;
+        let event = event_of(seq, &entry);
+        if let Some(listen) = self.listener.borrow().as_ref() {
+            listen(&event);
+        }
+        inner.events.push(event);
         if inner.snapshot_due() {
             // The op is already durable in the log; a failed snapshot never
             // fails it, and is retried only after the log has grown again.
@@ -270,6 +287,21 @@ impl<B: Backend> Store<B> {
             }
         }
         Ok(applied)
+    }
+
+    /// Sets (or clears) the change-feed listener.
+    pub fn set_listener(&self, listener: Option<Listener>) {
+        *self.listener.borrow_mut() = listener;
+    }
+
+    /// Change-feed events after `since` that `interest` admits, from the
+    /// recent events kept in memory ([`limits::FEED_EVENTS_KEPT`], rebuilt
+    /// from the log on open).
+    pub async fn events_since(&self, since: u64, interest: &Interest, limit: usize) -> Result<FeedPage> {
+        let mut inner = self.inner.lock().await;
+        inner.heal().await?;
+        let last = inner.engine.last_seq();
+        inner.events.since(since, last, interest, limit)
     }
 
     /// Process-local counters (tool-cache hits and misses).
@@ -350,8 +382,10 @@ impl Store<MemoryBackend> {
                 snapshot_retry_at_records: inner.snapshot_retry_at_records,
                 repair_due: inner.repair_due,
                 poisoned: inner.poisoned,
+                events: inner.events,
             }),
             counters: self.counters,
+            listener: self.listener,
         }
     }
 
@@ -371,8 +405,9 @@ impl Store<MemoryBackend> {
             snapshot_retry_at_records: 0,
             repair_due: false,
             poisoned: false,
+            events: found.events,
         };
-        Ok(Store { inner: Mutex::new(inner), counters: Counters::default() })
+        Ok(Store { inner: Mutex::new(inner), counters: Counters::default(), listener: RefCell::new(None) })
     }
 }
 
@@ -386,6 +421,11 @@ impl<B: Backend> Inner<B> {
             self.log_bytes_since_snapshot = found.bytes;
             self.repair_due |= found.leftovers;
             self.poisoned = false;
+            // The ring only ever held durable changes; keep it unless the
+            // reloaded state disagrees with it.
+            if self.events.newest_seq().is_some_and(|s| s != self.engine.last_seq()) {
+                self.events = found.events;
+            }
         }
         Ok(())
     }

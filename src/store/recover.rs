@@ -11,6 +11,7 @@ use super::keys::{chunk_key, head_key, log_key, log_prefix, parse_seq, successor
 use super::{sweep, Backend, KeyRange};
 use crate::core::codec::Head;
 use crate::core::engine::{decode_log_entry, Engine};
+use crate::core::feed::{event_of, Ring};
 use crate::core::error::{Error, Result};
 use crate::core::limits;
 
@@ -24,6 +25,8 @@ pub(super) struct Recovered {
     pub bytes: u64,
     /// Whether keys no head names are stored (see [`sweep::leftovers`]).
     pub leftovers: bool,
+    /// The change-feed events of the replayed records, newest last.
+    pub events: Ring,
 }
 
 /// Loads the snapshot named by the head and replays the log after it.
@@ -40,13 +43,14 @@ pub(super) async fn recover<B: Backend>(backend: &B, prefix: &str, find_leftover
         Some(h) => load_snapshot(backend, prefix, h).await?,
     };
     let leftovers = find_leftovers && sweep::leftovers(backend, prefix, head, true).await?;
-    let (records, bytes) = replay(backend, prefix, &mut engine).await?;
-    Ok(Recovered { engine, head, records, bytes, leftovers })
+    let mut events = Ring::default();
+    let (records, bytes) = replay(backend, prefix, &mut engine, &mut events).await?;
+    Ok(Recovered { engine, head, records, bytes, leftovers, events })
 }
 
 /// Replays the log after `engine`'s last op, in order, each record read once.
 /// Returns how many records and bytes it replayed.
-async fn replay<B: Backend>(backend: &B, prefix: &str, engine: &mut Engine) -> Result<(u64, u64)> {
+async fn replay<B: Backend>(backend: &B, prefix: &str, engine: &mut Engine, events: &mut Ring) -> Result<(u64, u64)> {
     let (mut records, mut bytes_total) = (0u64, 0u64);
     // No op can follow the last possible sequence number.
     let Some(first) = engine.last_seq().checked_add(1) else { return Ok((0, 0)) };
@@ -74,6 +78,7 @@ async fn replay<B: Backend>(backend: &B, prefix: &str, engine: &mut Engine) -> R
             bytes_total += bytes.len() as u64;
             let entry = decode_log_entry(seq, &bytes)?;
             engine.apply(&entry.op, entry.now_ms).map_err(|e| Error::LogCorrupt { seq, reason: format!("replay failed: {e}") })?;
+            events.push(event_of(seq, &entry));
             start = successor(&key);
         }
         if !full {

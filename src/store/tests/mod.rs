@@ -1,5 +1,6 @@
 //! Recovery, snapshot and crash tests of the store on the in-memory backend.
 
+mod feed;
 mod reads;
 
 use super::*;
