@@ -173,3 +173,39 @@ test("10,000 hard doubles PUT into session data come back bit for bit on GET", a
     await mf.dispose();
   }
 });
+
+test("the change feed page: contiguous per namespace, never crossing tenants, resumable across a restart", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "edgemem-feed-"));
+  let { mf, call } = await startWorker({ persistDir: dir });
+  try {
+    for (const ns of ["a", "b"]) {
+      await call("PUT", `/v1/working-memory/s?namespace=${ns}`, { messages: [] });
+    }
+    await call("POST", "/v1/working-memory/s/messages?namespace=a", { messages: [{ role: "user", content: "private to a" }] });
+    expectError(await call("POST", "/v1/working-memory/missing/messages?namespace=a", { messages: [{ role: "user", content: "x" }] }), 404, "not_found");
+    const a = await call("GET", "/v1/events?namespace=a&since=0");
+    assert.equal(a.status, 200, a.text);
+    assert.deepEqual(a.json.events.map((e) => [e.seq, e.kind, e.key]), [
+      [1, "working_memory.updated", "s"],
+      [2, "working_memory.appended", "s"],
+    ]);
+    assert.ok(!a.text.includes("private to a"));
+    const b = await call("GET", "/v1/events?namespace=b&since=0");
+    assert.deepEqual(b.json.events.map((e) => e.seq), [1], "tenant b sees only its own write");
+    for (const q of ["since=-1", "since=x", "since=99", "kinds=nope"]) {
+      expectError(await call("GET", `/v1/events?namespace=a&${q}`), 400, "invalid_query");
+    }
+  } finally {
+    await mf.dispose();
+  }
+  ({ mf, call } = await startWorker({ persistDir: dir }));
+  try {
+    await call("DELETE", "/v1/working-memory/s?namespace=a");
+    const resumed = await call("GET", "/v1/events?namespace=a&since=2");
+    assert.deepEqual(resumed.json.events.map((e) => [e.seq, e.kind]), [[3, "working_memory.deleted"]]);
+    assert.equal(resumed.json.resync_required, false);
+  } finally {
+    await mf.dispose();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
