@@ -213,17 +213,22 @@ fn full_engine() -> Engine {
     e
 }
 
-#[test]
-fn the_borrowed_snapshot_writes_the_owned_form_byte_for_byte() {
-    let e = full_engine();
-    let owned = SnapshotV1 {
+/// The snapshot body as owned values (the form snapshots are read into).
+fn owned_snapshot(e: &Engine) -> SnapshotV1 {
+    SnapshotV1 {
         last_seq: e.last_seq,
         sessions: e.sessions.values().cloned().collect(),
         ledger: e.ledger.to_snapshot(),
         history: e.history.clone(),
         longterm: e.longterm.to_snapshot(),
         episodes: e.episodes.clone(),
-    };
+    }
+}
+
+#[test]
+fn the_borrowed_snapshot_writes_the_owned_form_byte_for_byte() {
+    let e = full_engine();
+    let owned = owned_snapshot(&e);
     let body = codec::decode_snapshot(&e.encode_snapshot().unwrap()).unwrap().1.to_vec();
     assert_eq!(body, rmp_serde::to_vec(&owned).unwrap());
     assert!(matches!(body[0], 0x90..=0x9f), "positional: the body is an array");
@@ -232,14 +237,7 @@ fn the_borrowed_snapshot_writes_the_owned_form_byte_for_byte() {
 #[test]
 fn snapshots_written_with_field_names_still_load() {
     let e = full_engine();
-    let owned = SnapshotV1 {
-        last_seq: e.last_seq,
-        sessions: e.sessions.values().cloned().collect(),
-        ledger: e.ledger.to_snapshot(),
-        history: e.history.clone(),
-        longterm: e.longterm.to_snapshot(),
-        episodes: e.episodes.clone(),
-    };
+    let owned = owned_snapshot(&e);
     let named = codec::encode_snapshot(codec::SCHEMA_VERSION, &rmp_serde::to_vec_named(&owned).unwrap());
     assert_eq!(Engine::decode_snapshot(&named).unwrap(), e);
     let positional = e.encode_snapshot().unwrap();

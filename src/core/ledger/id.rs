@@ -32,31 +32,40 @@ impl TransferId {
         match self {
             TransferId::Text(s) => s,
             TransferId::Num(n) => {
-                let mut at = buf.len();
-                // u128 division is a library call per digit; most ids fit u64.
-                if let Ok(mut n) = u64::try_from(*n) {
+                // u128 division is a library call per digit; most ids fit u64,
+                // whose digits cost one native division each.
+                let end = buf.len();
+                let (digits, mut high) = match u64::try_from(*n) {
+                    Ok(low) => (write_digits(buf, end, low), 0),
+                    Err(_) => (0, *n),
+                };
+                let mut at = end - digits;
+                if digits == 0 {
                     loop {
                         at -= 1;
-                        buf[at] = b'0' + (n % 10) as u8;
-                        n /= 10;
-                        if n == 0 {
+                        buf[at] = b'0' + (high % 10) as u8;
+                        high /= 10;
+                        if high == 0 {
                             break;
                         }
-                    }
-                    return std::str::from_utf8(&buf[at..]).unwrap_or_default();
-                }
-                let mut n = *n;
-                loop {
-                    at -= 1;
-                    buf[at] = b'0' + (n % 10) as u8;
-                    n /= 10;
-                    if n == 0 {
-                        break;
                     }
                 }
                 // Only ASCII digits were written.
                 std::str::from_utf8(&buf[at..]).unwrap_or_default()
             }
+        }
+    }
+}
+
+/// Writes `n`'s decimal digits to end at `end`; returns how many.
+fn write_digits(buf: &mut [u8], end: usize, mut n: u64) -> usize {
+    let mut at = end;
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            return end - at;
         }
     }
 }
@@ -143,7 +152,9 @@ mod tests {
         for text in ["0", "007", "", "-1", "+1", "1e3", "t-1", "340282366920938463463374607431768211456", " 1"] {
             assert_eq!(TransferId::parse(text), TransferId::Text(text.into()), "{text:?}");
         }
-        for s in ["1", "42", "t-1", "007", &max] {
+        // Both digit paths: u64 and past it, around their border.
+        let border = [u64::MAX.to_string(), (u128::from(u64::MAX) + 1).to_string(), 10u128.pow(19).to_string(), 10u128.pow(20).to_string()];
+        for s in ["1", "42", "t-1", "007", &max].into_iter().chain(border.iter().map(String::as_str)) {
             assert_eq!(TransferId::parse(s).to_string(), s, "the string form round-trips");
         }
     }
