@@ -479,10 +479,7 @@ pub async fn events_page<B: Backend>(store: &Store<B>, since: Option<&str>, kind
             _ => return Err(bad("limit", format!("must be an integer from 1 to {}, got {v:?}", limits::FEED_PAGE_EVENTS_MAX))),
         },
     };
-    let since = match since {
-        None => store.stats().await.last_seq,
-        Some(v) => v.parse::<u64>().map_err(|_| bad("since", format!("must be a non-negative integer, got {v:?}")))?,
-    };
+    let since = since.map(|v| v.parse::<u64>().map_err(|_| bad("since", format!("must be a non-negative integer, got {v:?}")))).transpose()?;
     store.events_since(since, &interest, limit).await
 }
 

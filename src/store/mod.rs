@@ -294,14 +294,14 @@ impl<B: Backend> Store<B> {
         *self.listener.borrow_mut() = listener;
     }
 
-    /// Change-feed events after `since` that `interest` admits, from the
-    /// recent events kept in memory ([`limits::FEED_EVENTS_KEPT`], rebuilt
-    /// from the log on open).
-    pub async fn events_since(&self, since: u64, interest: &Interest, limit: usize) -> Result<FeedPage> {
+    /// Change-feed events after `since` (default: the last committed seq,
+    /// an empty page) that `interest` admits, from the recent events kept in
+    /// memory ([`limits::FEED_EVENTS_KEPT`], rebuilt from the log on open).
+    pub async fn events_since(&self, since: Option<u64>, interest: &Interest, limit: usize) -> Result<FeedPage> {
         let mut inner = self.inner.lock().await;
         inner.heal().await?;
         let last = inner.engine.last_seq();
-        inner.events.since(since, last, interest, limit)
+        inner.events.since(since.unwrap_or(last), last, interest, limit)
     }
 
     /// Process-local counters (tool-cache hits and misses).

@@ -32,24 +32,21 @@ impl TransferId {
         match self {
             TransferId::Text(s) => s,
             TransferId::Num(n) => {
-                // u128 division is a library call per digit; most ids fit u64,
-                // whose digits cost one native division each.
-                let end = buf.len();
-                let (digits, mut high) = match u64::try_from(*n) {
-                    Ok(low) => (write_digits(buf, end, low), 0),
-                    Err(_) => (0, *n),
-                };
-                let mut at = end - digits;
-                if digits == 0 {
-                    loop {
+                // u128 division is a library call per digit: divide by 10^19
+                // at most twice, and write each chunk with u64 division.
+                const CHUNK: u128 = 10_000_000_000_000_000_000;
+                let (mut n, mut at) = (*n, buf.len());
+                while n >= CHUNK {
+                    let end = at;
+                    at -= write_digits(buf, end, (n % CHUNK) as u64);
+                    n /= CHUNK;
+                    // A chunk below the top one keeps its leading zeros.
+                    while end - at < 19 {
                         at -= 1;
-                        buf[at] = b'0' + (high % 10) as u8;
-                        high /= 10;
-                        if high == 0 {
-                            break;
-                        }
+                        buf[at] = b'0';
                     }
                 }
+                at -= write_digits(buf, at, n as u64);
                 // Only ASCII digits were written.
                 std::str::from_utf8(&buf[at..]).unwrap_or_default()
             }

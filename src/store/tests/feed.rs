@@ -35,7 +35,7 @@ fn every_durable_write_is_one_event_and_nothing_else_is() {
     backend.fail_writes_after(None);
     run(store.apply(put(23), now(23))).unwrap();
     let all = Interest::default();
-    let page = run(store.events_since(0, &all, 1_000)).unwrap();
+    let page = run(store.events_since(Some(0), &all, 1_000)).unwrap();
     assert_eq!(seqs(&page), (1..=21).collect::<Vec<_>>(), "contiguous, one per durable write");
     assert_eq!(heard.borrow().iter().map(|e| e.seq).collect::<Vec<_>>(), seqs(&page), "the listener heard exactly these");
     assert_eq!(page.last_seq, 21);
@@ -50,17 +50,17 @@ fn a_reopened_store_resumes_from_its_log_and_asks_for_a_resync_past_a_snapshot()
         run(store.apply(put(i), now(i))).unwrap();
     }
     let all = Interest::default();
-    let before = run(store.events_since(10, &all, 1_000)).unwrap();
+    let before = run(store.events_since(Some(10), &all, 1_000)).unwrap();
     drop(store);
     let reopened = run(Store::open(backend.clone(), cfg(1_000, 1024))).unwrap();
-    let after = run(reopened.events_since(10, &all, 1_000)).unwrap();
+    let after = run(reopened.events_since(Some(10), &all, 1_000)).unwrap();
     assert_eq!(after, before, "replayed from the log: the same events");
     // Once a snapshot has truncated the log, a new process keeps nothing
     // older: resuming from before it is a resync.
     run(reopened.snapshot()).unwrap();
     run(reopened.apply(put(30), now(30))).unwrap();
     let third = run(Store::open(backend, cfg(1_000, 1024))).unwrap();
-    let page = run(third.events_since(10, &all, 1_000)).unwrap();
+    let page = run(third.events_since(Some(10), &all, 1_000)).unwrap();
     assert!(page.resync_required && page.events.is_empty());
-    assert_eq!(seqs(&run(third.events_since(30, &all, 1_000)).unwrap()), [31]);
+    assert_eq!(seqs(&run(third.events_since(Some(30), &all, 1_000)).unwrap()), [31]);
 }
