@@ -12,6 +12,9 @@ export type ErrorCode =
   | "not_found"
   | "hook_failed"
   | "unauthorized"
+  | "overloaded"
+  | "upstream_error"
+  | "upstream_timeout"
   | "method_not_allowed"
   | "snapshot_corrupt"
   | "schema_version_unsupported"
@@ -197,6 +200,10 @@ export const LIMITS: {
   readonly FEED_FILTER_ITEMS_MAX: 64;
   readonly FEED_PAGE_EVENTS_MAX: 1000;
   readonly FEED_PAGE_EVENTS_DEFAULT: 100;
+  readonly FEED_SUBSCRIBERS_MAX: 1000;
+  readonly FEED_SUBSCRIBER_BUFFER_BYTES_MAX: 1048576;
+  readonly FEED_ACK_MARKS_MAX: 32;
+  readonly FEED_CLIENT_MESSAGE_BYTES_MAX: 256;
   readonly EPISODE_KIND_BYTES_MAX: 64;
   readonly EPISODE_PAYLOAD_BYTES_MAX: 278528;
   readonly EPISODE_OUTCOME_BYTES_MAX: 16384;

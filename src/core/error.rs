@@ -130,6 +130,15 @@ pub enum Error {
     HookFailed { hook: String, reason: String },
     /// Missing or wrong bearer token. HTTP 401.
     Unauthorized,
+    /// A shared capacity is full (live subscribers of one tenant). Nothing
+    /// was changed; retry later. HTTP 503.
+    Overloaded { what: String, limit: u64 },
+    /// A service's upstream answered with an error status or an unreadable
+    /// body. Nothing was cached. HTTP 502.
+    Upstream { service: String, status: u16, detail: String },
+    /// A service's upstream did not answer within its deadline. Nothing was
+    /// cached. HTTP 504.
+    UpstreamTimeout { service: String, timeout_ms: u64 },
     /// The route exists but not with this HTTP method. HTTP 405.
     MethodNotAllowed { method: String },
     /// A snapshot failed its magic, length or checksum checks, or did not
@@ -172,6 +181,9 @@ impl Error {
             Error::InvalidVector { code, .. } => code.as_str(),
             Error::HookFailed { .. } => "hook_failed",
             Error::Unauthorized => "unauthorized",
+            Error::Overloaded { .. } => "overloaded",
+            Error::Upstream { .. } => "upstream_error",
+            Error::UpstreamTimeout { .. } => "upstream_timeout",
             Error::MethodNotAllowed { .. } => "method_not_allowed",
             Error::SnapshotCorrupt { .. } => "snapshot_corrupt",
             Error::SchemaVersionUnsupported { .. } => "schema_version_unsupported",
@@ -232,6 +244,9 @@ impl Error {
             "not_found",
             "hook_failed",
             "unauthorized",
+            "overloaded",
+            "upstream_error",
+            "upstream_timeout",
             "method_not_allowed",
             "snapshot_corrupt",
             "schema_version_unsupported",
@@ -270,6 +285,9 @@ impl fmt::Display for Error {
             Error::InvalidVector { code, detail } => write!(f, "invalid vector ({}): {detail}", code.as_str().replace('_', " ")),
             Error::HookFailed { hook, reason } => write!(f, "{hook} hook failed: {reason}; nothing was changed"),
             Error::Unauthorized => write!(f, "missing or invalid bearer token"),
+            Error::Overloaded { what, limit } => write!(f, "{what} are at their limit of {limit}; retry later"),
+            Error::Upstream { service, status, detail } => write!(f, "service {service}: upstream answered {status}{}{detail}", if detail.is_empty() { "" } else { ": " }),
+            Error::UpstreamTimeout { service, timeout_ms } => write!(f, "service {service}: upstream did not answer within {timeout_ms} ms"),
             Error::MethodNotAllowed { method } => write!(f, "method {method} is not allowed on this route"),
             Error::SnapshotCorrupt { reason } => write!(f, "snapshot is corrupt: {reason}"),
             Error::SchemaVersionUnsupported { found, supported_max } => write!(
@@ -303,6 +321,9 @@ mod tests {
             Error::vector(VectorCode::DimensionMismatch, ""),
             Error::HookFailed { hook: "summarizer".into(), reason: String::new() },
             Error::Unauthorized,
+            Error::Overloaded { what: "subscribers".into(), limit: 1 },
+            Error::Upstream { service: "wallet".into(), status: 500, detail: String::new() },
+            Error::UpstreamTimeout { service: "wallet".into(), timeout_ms: 1 },
             Error::MethodNotAllowed { method: "PATCH".into() },
             Error::SnapshotCorrupt { reason: String::new() },
             Error::SchemaVersionUnsupported { found: 9, supported_max: 1 },

@@ -19,6 +19,9 @@ use crate::core::limits;
 use crate::core::longterm::LtmOp;
 use crate::core::time::Millis;
 
+mod subscription;
+pub use subscription::{resync_notice, Offer, Subscription, CLOSE_SLOW_CONSUMER};
+
 /// Every event kind, `area.verb`. The list is closed: `index.d.ts` and the
 /// `kinds` filter are checked against it.
 pub const KINDS: [&str; 30] = [

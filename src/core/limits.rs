@@ -340,6 +340,18 @@ limits! {
     pub const FEED_PAGE_EVENTS_MAX: usize = 1_000;
     /// Events in a page that names no limit.
     pub const FEED_PAGE_EVENTS_DEFAULT: usize = 100;
+    /// Live subscribers (WebSocket and event-stream together) of one
+    /// tenant's Durable Object; one more gets 503 `overloaded`.
+    pub const FEED_SUBSCRIBERS_MAX: usize = 1_000;
+    /// Event bytes sent to one subscriber and not yet acknowledged (a
+    /// WebSocket client's `{"ack": seq}`, an event stream's read). Past it
+    /// the subscriber is closed as a slow consumer and resumes with `since`.
+    pub const FEED_SUBSCRIBER_BUFFER_BYTES_MAX: usize = 1024 * 1024;
+    /// Checkpoints a subscription keeps to credit partial acks (each covers
+    /// at least 1/16 of the buffer, so at most 17 are ever live).
+    pub const FEED_ACK_MARKS_MAX: usize = 32;
+    /// One message a subscriber sends (an ack).
+    pub const FEED_CLIENT_MESSAGE_BYTES_MAX: usize = 256;
 
     // ---- Episodic log (long-term memory issue) ----
 

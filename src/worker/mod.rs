@@ -7,6 +7,7 @@
 
 mod backend;
 mod budget;
+mod feed;
 mod routing;
 mod services;
 
@@ -14,7 +15,7 @@ use std::cell::Cell;
 use std::rc::Rc;
 
 use futures_util::lock::Mutex;
-use worker::{durable_object, event, Context, DurableObject, Env, Headers, Method, Request, RequestInit, Response, State};
+use worker::{durable_object, event, Context, DurableObject, Env, Headers, Method, Request, RequestInit, Response, State, WebSocket, WebSocketIncomingMessage};
 
 use crate::api::{self, Ctx};
 use crate::core::error::Error;
@@ -151,6 +152,12 @@ async fn front(req: &mut Request, env: &Env) -> Result<Response, Error> {
     if let Some(ns) = &namespace {
         headers.set(NAMESPACE_HEADER, ns).map_err(w)?;
     }
+    // The change feed follows live over a WebSocket or an event stream.
+    for name in ["upgrade", "accept", "last-event-id"] {
+        if let Some(v) = req.headers().get(name).map_err(w)? {
+            headers.set(name, &v).map_err(w)?;
+        }
+    }
     let mut init = RequestInit::new();
     init.with_method(method.clone()).with_headers(headers);
     if !body.is_empty() {
@@ -184,7 +191,9 @@ async fn front(req: &mut Request, env: &Env) -> Result<Response, Error> {
 /// concurrent first requests share one open.
 #[durable_object]
 pub struct MemoryObject {
-    state: State,
+    state: Rc<State>,
+    /// Live change-feed subscribers.
+    hub: Rc<feed::Hub>,
     env: Env,
     store: Mutex<Option<Rc<Store<DoBackend>>>>,
     /// The alarm time last set, to avoid rewriting it on every request.
@@ -198,6 +207,7 @@ impl MemoryObject {
             return Ok(store.clone());
         }
         let store = Rc::new(Store::open(DoBackend { storage: self.state.storage() }, StoreConfig::default()).await?);
+        store.set_listener(Some(self.hub.listener()));
         *slot = Some(store.clone());
         Ok(store)
     }
@@ -234,6 +244,11 @@ impl MemoryObject {
             return self.publish(&store, namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE)).await;
         }
         let query = api::parse_query(url.query().unwrap_or(""));
+        if method == Method::Get && url.path() == "/v1/events" {
+            if let Some(live) = self.hub.open(&store, req, &query).await? {
+                return Ok(live);
+            }
+        }
         let api_req = api::Request { method: method.as_ref(), path: url.path(), query, body: &body };
         let mut rand = random_bits;
         let services = services::WorkerServices { env: &self.env };
@@ -261,7 +276,8 @@ impl MemoryObject {
 
 impl DurableObject for MemoryObject {
     fn new(state: State, env: Env) -> Self {
-        MemoryObject { state, env, store: Mutex::new(None), alarm_at: Cell::new(None) }
+        let state = Rc::new(state);
+        MemoryObject { hub: Rc::new(feed::Hub::new(state.clone())), state, env, store: Mutex::new(None), alarm_at: Cell::new(None) }
     }
 
     async fn fetch(&self, mut req: Request) -> WResult<Response> {
@@ -269,6 +285,21 @@ impl DurableObject for MemoryObject {
             Ok(r) => Ok(r),
             Err(e) => error_response(&e),
         }
+    }
+
+    async fn websocket_message(&self, ws: WebSocket, message: WebSocketIncomingMessage) -> WResult<()> {
+        feed::receive(&ws, message);
+        Ok(())
+    }
+
+    async fn websocket_close(&self, ws: WebSocket, _code: usize, _reason: String, _was_clean: bool) -> WResult<()> {
+        // Complete the closing handshake; the socket may already be gone.
+        let _ = ws.close(Some(1000), Some("closed"));
+        Ok(())
+    }
+
+    async fn websocket_error(&self, _ws: WebSocket, _error: worker::Error) -> WResult<()> {
+        Ok(())
     }
 
     async fn alarm(&self) -> WResult<Response> {
