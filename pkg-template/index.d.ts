@@ -204,6 +204,14 @@ export const LIMITS: {
   readonly FEED_SUBSCRIBER_BUFFER_BYTES_MAX: 1048576;
   readonly FEED_ACK_MARKS_MAX: 32;
   readonly FEED_CLIENT_MESSAGE_BYTES_MAX: 256;
+  readonly SERVICES_MAX: 64;
+  readonly SERVICE_NAME_BYTES_MAX: 64;
+  readonly SERVICE_TTL_SECONDS_MAX: 604800;
+  readonly SERVICE_STATE_BYTES_MAX: 262144;
+  readonly SERVICE_CACHE_ENTRIES_MAX: 10000;
+  readonly SERVICE_FETCH_TIMEOUT_MS_DEFAULT: 10000;
+  readonly SERVICE_FETCH_TIMEOUT_MS_MAX: 120000;
+  readonly SERVICE_SNAPSHOT_SERVICES_MAX: 64;
   readonly EPISODE_KIND_BYTES_MAX: 64;
   readonly EPISODE_PAYLOAD_BYTES_MAX: 278528;
   readonly EPISODE_OUTCOME_BYTES_MAX: 16384;
@@ -222,6 +230,24 @@ export class EdgememError extends Error {
   readonly code: ErrorCode;
   constructor(code: ErrorCode, message: string);
 }
+
+/**
+ * A JSON number kept as its exact decimal text (`1234.567890123456789`), for
+ * values a double cannot hold. Stored anywhere in session data, tool results
+ * or episode payloads, it is written as the literal number; a `bigint` is
+ * written as its digits too.
+ */
+export class ExactNumber {
+  /** A JSON number literal; anything else throws `invalid_input`. */
+  constructor(text: string);
+  readonly text: string;
+  toString(): string;
+  /** The nearest double. */
+  valueOf(): number;
+}
+
+/** JSON text to a value, with numbers a double cannot hold as {@link ExactNumber}s. */
+export function parseExact(text: string): unknown;
 
 /** The byte-moving protocol every store follows. `put` resolves once durable. */
 /**
@@ -491,8 +517,11 @@ export type FeedKind =
   | "episode.recorded"
   | "episode.configured"
   | "episode.expired"
+  | "service_cache.registered"
   | "service_cache.refreshed"
-  | "service_cache.invalidated";
+  | "service_cache.written"
+  | "service_cache.invalidated"
+  | "service_cache.expired";
 // </generated FeedKind>
 
 /** One committed change: ids and counts, never bodies. */
@@ -540,7 +569,8 @@ export class Memory {
   getOrCreateSession(sessionId: string, init?: SessionInput): Promise<{ created: boolean; session: Session }>;
   /** Resolves to what the append added, not the session: its cost follows the append, not the conversation. */
   appendMessages(sessionId: string, messages: MessageInput[], options?: { model?: string }): Promise<AppendResult>;
-  getSession(sessionId: string, options?: { userId?: string; recentMessagesLimit?: number; model?: string; contextWindowMax?: number }): Promise<Session | null>;
+  /** `exactNumbers`: numbers a double cannot hold come back as {@link ExactNumber}s. */
+  getSession(sessionId: string, options?: { userId?: string; recentMessagesLimit?: number; model?: string; contextWindowMax?: number; exactNumbers?: boolean }): Promise<Session | null>;
   deleteSession(sessionId: string): Promise<boolean>;
   listSessions(options?: { offset?: number; limit?: number; userId?: string }): Promise<{ sessions: string[]; total: number }>;
   expire(): Promise<number | null>;

@@ -15,7 +15,7 @@ import {
 /** Bytes of wasm linear memory: its high-water mark (wasm memory never shrinks). */
 export { wasmMemoryBytes } from "./edgemem_wasm.js";
 import { loadAsset } from "./assets.js";
-import { call, checkCount, checkId, invalid, rethrow, toJson } from "./util.js";
+import { call, checkCount, checkId, fromJson, invalid, rethrow, toJson } from "./util.js";
 import { AgentConfig, ToolCache, historyQuery, wrapSummarizer } from "./history.js";
 import { Episodes, LongTermMemory } from "./longterm.js";
 import { Ledger } from "./ledger.js";
@@ -23,7 +23,7 @@ import { Feed } from "./feed.js";
 
 export { MemoryStore, IndexedDBStore, DurableObjectStore, KVStore } from "./stores.js";
 
-export { EdgememError } from "./util.js";
+export { EdgememError, ExactNumber, parseExact } from "./util.js";
 export { LIMITS, TRANSFER_RESULT_CODES } from "./limits.js";
 /** The raw segmented vector index (typed arrays in and out; errors carry `.code`). */
 export { VectorIndex } from "./edgemem_wasm.js";
@@ -46,6 +46,7 @@ async function encodingFor(modelName) {
 export class Memory {
   #core;
   #api;
+  #apiText;
   #feed;
 
   /** The tenant's exact Decimal ledger. */
@@ -62,12 +63,9 @@ export class Memory {
     this.#core = core;
     // The one door into the API: every route, with the hooks and caller
     // vectors it may use. `body` is an object, or JSON text already checked.
-    this.#api = async (method, path, query = "", body, summarizer, embedder, vectors) =>
-      JSON.parse(
-        await call(() =>
-          core.call(method, path, query, body === undefined ? "" : typeof body === "string" ? body : toJson(body, "body"), summarizer, embedder, vectors),
-        ),
-      );
+    this.#apiText = (method, path, query = "", body, summarizer, embedder, vectors) =>
+      call(() => core.call(method, path, query, body === undefined ? "" : typeof body === "string" ? body : toJson(body, "body"), summarizer, embedder, vectors));
+    this.#api = async (...args) => JSON.parse(await this.#apiText(...args));
     this.#feed = new Feed(core, this.#api);
     this.longTerm = new LongTermMemory(this.#api, embedder);
     this.episodes = new Episodes(this.#api);
@@ -217,14 +215,18 @@ export class Memory {
     return JSON.parse(await call(() => this.#core.appendMessages(checkId(sessionId), toJson(body, "messages"))));
   }
 
-  /** The session, or `null` when it is missing or expired. */
-  async getSession(sessionId, { userId, recentMessagesLimit, model, contextWindowMax } = {}) {
+  /**
+   * The session, or `null` when it is missing or expired. With
+   * `exactNumbers`, numbers a double cannot hold come back as
+   * `ExactNumber`s holding the text that was stored.
+   */
+  async getSession(sessionId, { userId, recentMessagesLimit, model, contextWindowMax, exactNumbers = false } = {}) {
     if (model !== undefined || contextWindowMax !== undefined) {
       // With a window, AMS's GET also reports the context gauges.
       await encodingFor(model);
       const query = historyQuery({ user_id: userId, model_name: model, context_window_max: contextWindowMax });
       try {
-        return await this.#api("GET", sessionPath(sessionId), query);
+        return fromJson(await this.#apiText("GET", sessionPath(sessionId), query), exactNumbers);
       } catch (err) {
         if (err.code === "not_found") return null;
         throw err;
@@ -233,7 +235,7 @@ export class Memory {
     if (userId !== undefined) checkId(userId, "userId");
     if (recentMessagesLimit !== undefined) checkCount(recentMessagesLimit, "recentMessagesLimit", 0, 2 ** 32 - 1);
     const text = await call(() => this.#core.getSession(checkId(sessionId), userId, recentMessagesLimit));
-    return text === null ? null : JSON.parse(text);
+    return text === null ? null : fromJson(text, exactNumbers);
   }
 
   /** Deletes a session; resolves to whether it existed. */

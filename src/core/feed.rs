@@ -17,6 +17,7 @@ use crate::core::error::{Error, Result};
 use crate::core::ledger::LedgerOp;
 use crate::core::limits;
 use crate::core::longterm::LtmOp;
+use crate::core::service_cache::ServiceOp;
 use crate::core::time::Millis;
 
 mod subscription;
@@ -24,7 +25,7 @@ pub use subscription::{resync_notice, Offer, Subscription, CLOSE_SLOW_CONSUMER};
 
 /// Every event kind, `area.verb`. The list is closed: `index.d.ts` and the
 /// `kinds` filter are checked against it.
-pub const KINDS: [&str; 30] = [
+pub const KINDS: [&str; 33] = [
     "working_memory.updated",
     "working_memory.created",
     "working_memory.appended",
@@ -53,10 +54,11 @@ pub const KINDS: [&str; 30] = [
     "episode.recorded",
     "episode.configured",
     "episode.expired",
-    // The two below are emitted by hosts, not ops (reserved for the
-    // service-state cache).
+    "service_cache.registered",
     "service_cache.refreshed",
+    "service_cache.written",
     "service_cache.invalidated",
+    "service_cache.expired",
 ];
 
 /// One change. `key` names the thing changed (a session, agent, account,
@@ -132,6 +134,13 @@ pub fn event_of(seq: u64, entry: &LogEntry) -> FeedEvent {
         Op::EpisodeRecord { episode } => e("episode.recorded", &episode.agent_id).many([episode.id.as_str()].into_iter()),
         Op::EpisodesConfigure { .. } => e("episode.configured", ""),
         Op::EpisodesExpire => e("episode.expired", ""),
+        Op::Service(s) => match s {
+            ServiceOp::Register { service, .. } => e("service_cache.registered", service),
+            ServiceOp::Put { agent_id, service, written: false, .. } => e("service_cache.refreshed", agent_id).many([service.as_str()].into_iter()),
+            ServiceOp::Put { agent_id, service, written: true, .. } => e("service_cache.written", agent_id).many([service.as_str()].into_iter()),
+            ServiceOp::Invalidate { agent_id, service } => e("service_cache.invalidated", agent_id).many(service.as_deref().into_iter()),
+            ServiceOp::Expire => e("service_cache.expired", ""),
+        },
     }
 }
 

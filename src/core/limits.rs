@@ -353,6 +353,26 @@ limits! {
     /// One message a subscriber sends (an ack).
     pub const FEED_CLIENT_MESSAGE_BYTES_MAX: usize = 256;
 
+    // ---- Service-state cache (issue 11, point 3) ----
+
+    /// Services one tenant may register (the seed's six are there by default).
+    pub const SERVICES_MAX: usize = 64;
+    /// A service name.
+    pub const SERVICE_NAME_BYTES_MAX: usize = 64;
+    /// Longest TTL a service may have: a week.
+    pub const SERVICE_TTL_SECONDS_MAX: u64 = 7 * 24 * 3600;
+    /// One cached state, as JSON text.
+    pub const SERVICE_STATE_BYTES_MAX: usize = 256 * 1024;
+    /// Cached states of one tenant, all agents and services together.
+    pub const SERVICE_CACHE_ENTRIES_MAX: usize = 10_000;
+    /// How long an upstream may take before `upstream_timeout`, unless the
+    /// host sets another deadline.
+    pub const SERVICE_FETCH_TIMEOUT_MS_DEFAULT: u64 = 10_000;
+    /// Longest deadline a host may set for one upstream call.
+    pub const SERVICE_FETCH_TIMEOUT_MS_MAX: u64 = 120_000;
+    /// Services in one portfolio snapshot.
+    pub const SERVICE_SNAPSHOT_SERVICES_MAX: usize = SERVICES_MAX;
+
     // ---- Episodic log (long-term memory issue) ----
 
     /// An event type (`tool_call`, `turn_archived`, ...).

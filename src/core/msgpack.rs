@@ -533,6 +533,7 @@ mod tests {
         m: BTreeMap<String, i64>,
         e: Vec<E>,
         o: Option<Option<bool>>,
+        #[serde(serialize_with = "crate::core::exact_json::value")]
         v: serde_json::Value,
         #[serde(default)]
         missing: u16,

@@ -75,13 +75,16 @@ pub struct Session {
     pub messages: Vec<Message>,
     /// A JSON object, or absent.
     #[serde(default)]
+    #[serde(serialize_with = "crate::core::exact_json::option_map")]
     pub data: Option<Map<String, Value>>,
     /// AMS's structured memories attached to the session, held as JSON
     /// objects with an `id` until long-term memory takes them over.
     #[serde(default)]
+    #[serde(serialize_with = "crate::core::exact_json::vec_map")]
     pub memories: Vec<Map<String, Value>>,
     /// AMS's `long_term_memory_strategy`, kept verbatim.
     #[serde(default)]
+    #[serde(serialize_with = "crate::core::exact_json::option_map")]
     pub long_term_memory_strategy: Option<Map<String, Value>>,
     /// Token count reported by the client (AMS's `tokens`).
     #[serde(default)]

@@ -25,11 +25,13 @@
 //! ahead of storage; the store is marked poisoned and reloads from storage
 //! before serving anything else.
 
+mod flights;
 mod keys;
 mod memory;
 mod recover;
 mod sweep;
 
+pub use flights::{Flights, Leader, Turn};
 pub use memory::MemoryBackend;
 
 use std::cell::RefCell;
@@ -183,6 +185,8 @@ pub struct Store<B: Backend> {
     /// Told of each change once its log record is durable (the host's
     /// broadcast: npm subscribers, the Durable Object's sockets).
     listener: RefCell<Option<Listener>>,
+    /// Upstream reads in flight (the service-state cache's single-flight).
+    flights: Flights,
 }
 
 /// A change-feed listener. It runs while the store is locked, so it must
@@ -253,7 +257,7 @@ impl<B: Backend> Store<B> {
             poisoned: false,
             events: found.events,
         };
-        Ok(Store { inner: Mutex::new(inner), counters: Counters::default(), listener: RefCell::new(None) })
+        Ok(Store { inner: Mutex::new(inner), counters: Counters::default(), listener: RefCell::new(None), flights: Flights::default() })
     }
 
     /// Applies `op` at `now` and resolves once its log record is durable.
@@ -302,6 +306,11 @@ impl<B: Backend> Store<B> {
         inner.heal().await?;
         let last = inner.engine.last_seq();
         inner.events.since(since.unwrap_or(last), last, interest, limit)
+    }
+
+    /// Upstream reads in flight, by key.
+    pub fn flights(&self) -> &Flights {
+        &self.flights
     }
 
     /// Process-local counters (tool-cache hits and misses).
@@ -386,6 +395,7 @@ impl Store<MemoryBackend> {
             }),
             counters: self.counters,
             listener: self.listener,
+            flights: self.flights,
         }
     }
 
@@ -407,7 +417,7 @@ impl Store<MemoryBackend> {
             poisoned: false,
             events: found.events,
         };
-        Ok(Store { inner: Mutex::new(inner), counters: Counters::default(), listener: RefCell::new(None) })
+        Ok(Store { inner: Mutex::new(inner), counters: Counters::default(), listener: RefCell::new(None), flights: Flights::default() })
     }
 }
 

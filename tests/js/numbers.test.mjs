@@ -43,3 +43,34 @@ test("doubles in episode payloads and outcomes come back bit for bit", async () 
   assert.ok(Object.is(episode.outcome.pnl, values[3]));
   assert.ok(Object.is(episode.outcome.zero, -0));
 });
+
+test("numbers a double cannot hold come back exactly as sent (ExactNumber, BigInt), also after a reopen and through a snapshot", async () => {
+  const { ExactNumber, parseExact } = await import("edgemem");
+  const store = new MemoryStore();
+  const memory = await Memory.open({ store });
+  const data = { price: new ExactNumber("1234.567890123456789"), big: 123456789012345678901234567n, d28: new ExactNumber("0.1234567890123456789012345678"), plain: 0.1, nested: [new ExactNumber("1e400"), -0] };
+  await memory.putSession("exact", { data });
+  const check = (got, where) => {
+    assert.ok(got.data.price instanceof ExactNumber, where);
+    assert.equal(got.data.price.text, "1234.567890123456789", where);
+    assert.equal(got.data.big.text, "123456789012345678901234567", where);
+    assert.equal(got.data.d28.text, "0.1234567890123456789012345678", where);
+    assert.equal(got.data.plain, 0.1, `${where}: a number a double holds stays a number`);
+    assert.equal(got.data.nested[0].text, "1e+400", `${where}: the exponent is normalized, the value kept`);
+    assert.ok(Object.is(got.data.nested[1], -0), where);
+  };
+  check(await memory.getSession("exact", { exactNumbers: true }), "in memory");
+  // Without the option the nearest doubles come back, as JSON.parse gives them.
+  assert.equal((await memory.getSession("exact")).data.price, 1234.567890123456789);
+  memory.free();
+  const reopened = await Memory.open({ store });
+  check(await reopened.getSession("exact", { exactNumbers: true }), "after a reopen from the op log");
+  await reopened.snapshot();
+  reopened.free();
+  const fromSnapshot = await Memory.open({ store });
+  check(await fromSnapshot.getSession("exact", { exactNumbers: true }), "after a snapshot");
+  fromSnapshot.free();
+  assert.throws(() => new ExactNumber("12,5"), (e) => e.code === "invalid_input");
+  assert.throws(() => new ExactNumber(12.5), (e) => e.code === "invalid_input");
+  assert.deepEqual(parseExact('{"a":1,"b":"1.00000000000000000001","c":1.00000000000000000001}'), { a: 1, b: "1.00000000000000000001", c: new ExactNumber("1.00000000000000000001") });
+});

@@ -174,6 +174,32 @@ test("10,000 hard doubles PUT into session data come back bit for bit on GET", a
   }
 });
 
+test("numbers a double cannot hold come back as sent: session data, tool results, episodes, across a restart", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "edgemem-exact-"));
+  const exact = ["1234.567890123456789", "0.1234567890123456789012345678", "123456789012345678901234567890", "-0.000000000000000000000000001"];
+  let { mf, call } = await startWorker({ persistDir: dir });
+  try {
+    const put = await call("PUT", "/v1/working-memory/exact?namespace=numbers", `{"data":{"price":${exact[0]},"list":[${exact.join(",")}]}}`);
+    assert.equal(put.status, 200, put.text);
+    assert.ok(put.text.includes(`"price":${exact[0]}`), put.text);
+    const ep = await call("POST", "/v1/episodes?namespace=numbers", `{"agent_id":"a","kind":"quote","payload":{"amount":${exact[0]}}}`);
+    assert.equal(ep.status, 200, ep.text);
+  } finally {
+    await mf.dispose();
+  }
+  ({ mf, call } = await startWorker({ persistDir: dir }));
+  try {
+    const got = await call("GET", "/v1/working-memory/exact?namespace=numbers");
+    assert.ok(got.text.includes(`"price":${exact[0]}`), got.text);
+    assert.ok(got.text.includes(`"list":[${exact.join(",")}]`), got.text);
+    const eps = await call("GET", "/v1/episodes?namespace=numbers&agent_id=a");
+    assert.ok(eps.text.includes(`"amount":${exact[0]}`), eps.text);
+  } finally {
+    await mf.dispose();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test("the change feed page: contiguous per namespace, never crossing tenants, resumable across a restart", async () => {
   const dir = mkdtempSync(join(tmpdir(), "edgemem-feed-"));
   let { mf, call } = await startWorker({ persistDir: dir });

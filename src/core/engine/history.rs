@@ -24,7 +24,14 @@ pub enum HistoryOp {
     Compact { session_id: String, count: usize, through_id: String, summary: String },
     /// Cache a tool result; without `ttl_seconds` the tool's configured TTL
     /// applies, else [`limits::TOOL_CACHE_TTL_SECONDS_DEFAULT`].
-    ToolCachePut { session_id: String, tool: String, args: String, result: Value, ttl_seconds: Option<u64> },
+    ToolCachePut {
+        session_id: String,
+        tool: String,
+        args: String,
+        #[serde(serialize_with = "crate::core::exact_json::value")]
+        result: Value,
+        ttl_seconds: Option<u64>,
+    },
     /// Drop cached results of a session: all, one tool's, or one call's.
     ToolCacheInvalidate { session_id: String, tool: Option<String>, args: Option<String> },
     /// Set the tenant's per-tool TTLs (replaces the whole table).

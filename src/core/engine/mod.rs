@@ -16,6 +16,7 @@ use crate::core::ledger::{Ledger, LedgerApplied, LedgerOp, LedgerSnapshot};
 use crate::core::episodes::{Episode, EpisodicConfig, EpisodicLog, Recorded};
 use crate::core::limits;
 use crate::core::longterm::{LongTerm, LongTermSnapshot, LtmApplied, LtmOp};
+use crate::core::service_cache::{ServiceApplied, ServiceCache, ServiceOp};
 use crate::core::session::{validate_id, validate_messages, Message, Session};
 use crate::core::time::Millis;
 
@@ -55,6 +56,8 @@ pub enum Op {
     EpisodesConfigure { config: EpisodicConfig },
     /// Drop events past the episodic log's TTL at `now`.
     EpisodesExpire,
+    /// A change to the service-state cache.
+    Service(ServiceOp),
 }
 
 /// What an applied op did.
@@ -72,6 +75,7 @@ pub enum Applied {
     Ltm(LtmApplied),
     EpisodeRecorded(Recorded),
     EpisodesDropped { count: usize },
+    Service(ServiceApplied),
 }
 
 /// What one append added to a session.
@@ -118,6 +122,9 @@ struct SnapshotV1 {
     /// Added within schema v1 (long-term memory issue), default empty.
     #[serde(default)]
     episodes: EpisodicLog,
+    /// Added within schema v1 (issue 11), default: the seed's TTL table.
+    #[serde(default)]
+    services: ServiceCache,
 }
 
 /// [`SnapshotV1`] borrowed from a live engine: the same bytes, fewer copies
@@ -130,6 +137,7 @@ struct SnapshotV1Ref<'a> {
     history: &'a HistoryState,
     longterm: LongTermSnapshot,
     episodes: &'a EpisodicLog,
+    services: &'a ServiceCache,
 }
 
 /// The in-memory state of one tenant.
@@ -145,6 +153,7 @@ pub struct Engine {
     history: HistoryState,
     longterm: LongTerm,
     episodes: EpisodicLog,
+    services: ServiceCache,
 }
 
 impl Engine {
@@ -233,6 +242,7 @@ impl Engine {
             Op::EpisodeRecord { episode } => Applied::EpisodeRecorded(self.episodes.record(episode.clone(), now)?),
             Op::EpisodesConfigure { config } => Applied::EpisodesDropped { count: self.episodes.configure(*config)? },
             Op::EpisodesExpire => Applied::EpisodesDropped { count: self.episodes.expire(now) },
+            Op::Service(op) => Applied::Service(self.services.apply(op, now)?),
             Op::SessionsExpire => {
                 let due: Vec<(Millis, String)> = self.expiry.iter().take_while(|(at, _)| *at <= now).cloned().collect();
                 let mut session_ids = Vec::with_capacity(due.len());
@@ -304,7 +314,7 @@ impl Engine {
     /// scheduling a sweep (a Durable Object alarm, a timer).
     pub fn next_expiry(&self) -> Option<Millis> {
         let sessions = self.expiry.first().map(|(at, _)| *at);
-        [sessions, self.ledger.next_expiry(), self.episodes.next_expiry()].into_iter().flatten().min()
+        [sessions, self.ledger.next_expiry(), self.episodes.next_expiry(), self.services.next_expiry()].into_iter().flatten().min()
     }
 
     /// Whether a session TTL has run out at `now` and awaits a sweep.
@@ -315,6 +325,11 @@ impl Engine {
     /// The episodic log, for queries.
     pub fn episodes(&self) -> &EpisodicLog {
         &self.episodes
+    }
+
+    /// The service-state cache, for lookups.
+    pub fn services(&self) -> &ServiceCache {
+        &self.services
     }
 
     /// The tenant's long-term memory, for queries.
@@ -352,6 +367,7 @@ impl Engine {
             history: &self.history,
             longterm: self.longterm.to_snapshot(),
             episodes: &self.episodes,
+            services: &self.services,
         };
         // Positional, like log records: structs as arrays, no field names
         // (the ledger's transfers were 232 bytes each with names). A
@@ -372,7 +388,7 @@ impl Engine {
             SCHEMA_VERSION => crate::core::msgpack::from_slice(body).map_err(|e| Error::SnapshotCorrupt { reason: format!("body: {e}") })?,
             older => {
                 let (last_seq, sessions) = migrate::snapshot_to_current(older, body)?;
-                SnapshotV1 { last_seq, sessions, ledger: LedgerSnapshot::default(), history: HistoryState::default(), longterm: LongTermSnapshot::default(), episodes: EpisodicLog::default() }
+                SnapshotV1 { last_seq, sessions, ledger: LedgerSnapshot::default(), history: HistoryState::default(), longterm: LongTermSnapshot::default(), episodes: EpisodicLog::default(), services: ServiceCache::default() }
             }
         };
         if v1.sessions.len() > limits::SESSIONS_MAX {
@@ -391,6 +407,7 @@ impl Engine {
         engine.history = v1.history;
         engine.longterm = LongTerm::from_snapshot(v1.longterm)?;
         engine.episodes = v1.episodes;
+        engine.services = v1.services;
         Ok(engine)
     }
 }

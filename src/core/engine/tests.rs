@@ -101,6 +101,35 @@ fn snapshot_round_trip_is_exact() {
     assert_eq!(back, e);
 }
 
+/// Every number a user stores comes back as its text (issue 11, point 4):
+/// through the op log and through a snapshot, in session data, a tool
+/// result and an execute-once intent.
+#[test]
+fn stored_numbers_keep_their_text_through_the_log_and_snapshots() {
+    use crate::core::ledger::LedgerOp;
+    // Keys in order: a JSON object is held sorted.
+    let exact = r#"{"big":123456789012345678901234567.8,"list":[1e+400,-0.0,3],"price":1234.567890123456789,"tiny":0.1}"#;
+    let value: serde_json::Value = serde_json::from_str(exact).unwrap();
+    let mut s = session("a", None);
+    s.data = Some(value.as_object().unwrap().clone());
+    let ops = [
+        Op::SessionPut { session: s },
+        Op::History(HistoryOp::ToolCachePut { session_id: "a".into(), tool: "quote".into(), args: "{}".into(), result: value.clone(), ttl_seconds: None }),
+        Op::Ledger(LedgerOp::BeginIntent { key: "k".into(), op: "bet".into(), params: value.clone() }),
+    ];
+    let mut e = Engine::new();
+    for (i, op) in ops.into_iter().enumerate() {
+        let entry = LogEntry { now_ms: 7, op };
+        let back = decode_log_entry(i as u64 + 1, &encode_log_entry(i as u64 + 1, &entry).unwrap()).unwrap();
+        assert_eq!(back, entry);
+        e.apply(&back.op, 7).unwrap();
+    }
+    let back = Engine::decode_snapshot(&e.encode_snapshot().unwrap()).unwrap();
+    assert_eq!(back, e);
+    let data = serde_json::to_string(back.session("a", 7).unwrap().data.as_ref().unwrap()).unwrap();
+    assert_eq!(data, exact);
+}
+
 #[test]
 fn ledger_ops_round_trip_through_snapshot_and_log() {
     use crate::core::ledger::{LedgerOp, TransferRequest};
@@ -222,6 +251,7 @@ fn owned_snapshot(e: &Engine) -> SnapshotV1 {
         history: e.history.clone(),
         longterm: e.longterm.to_snapshot(),
         episodes: e.episodes.clone(),
+        services: e.services.clone(),
     }
 }
 

@@ -40,9 +40,11 @@ pub struct Episode {
     /// When it happened; orders the log and starts the TTL.
     pub at: Millis,
     #[serde(default)]
+    #[serde(serialize_with = "crate::core::exact_json::map")]
     pub payload: Map<String, Value>,
     /// What came of it: a string or any JSON.
     #[serde(default)]
+    #[serde(serialize_with = "crate::core::exact_json::option_value")]
     pub outcome: Option<Value>,
     /// Assigned by the log: breaks ties between events at the same `at`, in
     /// the order they were recorded.

@@ -21,6 +21,7 @@ pub struct CachedResult {
     pub tool: String,
     /// The arguments in canonical form (object keys sorted, no whitespace).
     pub args: String,
+    #[serde(serialize_with = "crate::core::exact_json::value")]
     pub result: Value,
     pub stored_at: Millis,
     pub expires_at: Millis,

@@ -19,9 +19,11 @@ use crate::core::time::Millis;
 pub struct Intent {
     pub key: String,
     pub op: String,
+    #[serde(serialize_with = "crate::core::exact_json::value")]
     pub params: Value,
     pub begun_at: Millis,
     #[serde(default)]
+    #[serde(serialize_with = "crate::core::exact_json::option_value")]
     pub outcome: Option<Value>,
     #[serde(default)]
     pub completed_at: Option<Millis>,

@@ -26,8 +26,17 @@ pub enum LedgerOp {
     Post { id: String, amount: Option<String> },
     Void { id: String },
     Expire,
-    BeginIntent { key: String, op: String, params: Value },
-    CompleteIntent { key: String, outcome: Value },
+    BeginIntent {
+        key: String,
+        op: String,
+        #[serde(serialize_with = "crate::core::exact_json::value")]
+        params: Value,
+    },
+    CompleteIntent {
+        key: String,
+        #[serde(serialize_with = "crate::core::exact_json::value")]
+        outcome: Value,
+    },
 }
 
 /// What a ledger op did.

@@ -95,6 +95,7 @@ struct TransferInputRef<'a> {
     pending: bool,
     timeout_seconds: Option<u64>,
     linked: bool,
+    #[serde(serialize_with = "crate::core::exact_json::option_map")]
     metadata: &'a Option<serde_json::Map<String, serde_json::Value>>,
 }
 

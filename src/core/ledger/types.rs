@@ -97,6 +97,7 @@ pub struct TransferSpec<A> {
     #[serde(default)]
     pub linked: bool,
     #[serde(default)]
+    #[serde(serialize_with = "crate::core::exact_json::option_map")]
     pub metadata: Option<Map<String, Value>>,
 }
 

@@ -92,9 +92,11 @@ pub struct MemoryRecord {
     #[serde(default = "default_strategy")]
     pub extraction_strategy: String,
     #[serde(default)]
+    #[serde(serialize_with = "crate::core::exact_json::map")]
     pub extraction_strategy_config: Map<String, Value>,
     /// Free-form, not indexed.
     #[serde(default)]
+    #[serde(serialize_with = "crate::core::exact_json::map")]
     pub metadata: Map<String, Value>,
 }
 
