@@ -9,6 +9,7 @@
 pub mod agents;
 pub mod budget;
 pub mod episodes;
+pub mod service_cache;
 pub mod history;
 pub mod ledger;
 pub mod longterm;
@@ -236,6 +237,7 @@ pub async fn route<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut Ct
         (["stats"], "GET") => stats(store).await.map(Response::ok),
         (["events"], "GET") => events_route(store, req).await.map(Response::ok),
         (["ledger", rest @ ..], _) => ledger::route(store, req, ctx, rest).await,
+        (["services", rest @ ..], _) => service_cache::route(store, req, ctx, rest).await.map(Response::ok),
         (["episodes", rest @ ..], _) => episodes::route(store, req, ctx, rest).await.map(Response::ok),
         (["long-term-memory", rest @ ..], _) => longterm::route(store, req, ctx, rest).await.map(Response::ok),
         (["working-memory", ""], "GET") => list_sessions_route(store, req, ctx).await,
@@ -457,6 +459,9 @@ pub async fn expire<B: Backend>(store: &Store<B>, now: Millis) -> Result<Option<
     if store.read(|e| e.episodes().next_expiry().is_some_and(|at| at <= now)).await? {
         store.apply(Op::EpisodesExpire, now).await?;
     }
+    if store.read(|e| e.services().next_expiry().is_some_and(|at| at <= now)).await? {
+        store.apply(Op::Service(crate::core::service_cache::ServiceOp::Expire), now).await?;
+    }
     store.read(|e| e.next_expiry()).await
 }
 
@@ -510,3 +515,5 @@ pub async fn wake<B: Backend>(store: &Store<B>, now: Millis) -> Result<Option<Mi
 mod tests;
 #[cfg(test)]
 mod history_tests;
+#[cfg(test)]
+mod service_cache_tests;

@@ -31,6 +31,14 @@ pub trait Services {
     fn embed<'a>(&'a self, _texts: &'a [String]) -> Option<LocalBoxFuture<'a, Result<Vec<Vec<f32>>>>> {
         None
     }
+
+    /// Reads `service`'s state for `agent_id` from its upstream, as JSON
+    /// text: a fetcher hook in npm, an HTTP GET in the Worker. Failures are
+    /// `upstream_error` or `upstream_timeout`, naming the service. `None`:
+    /// no upstream is configured.
+    fn fetch_service<'a>(&'a self, _agent_id: &'a str, _service: &'a str) -> Option<LocalBoxFuture<'a, Result<String>>> {
+        None
+    }
 }
 
 /// No encodings and no hook: counting falls back to the estimator and

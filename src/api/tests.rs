@@ -18,6 +18,10 @@ pub(super) struct TestServices {
     /// `None`: the extractive default; `Some(Ok(text))`: the hook answers
     /// `text`; `Some(Err(()))`: the hook throws.
     pub(super) hook: Option<std::result::Result<String, ()>>,
+    /// The service upstream: each service's answer (absent: no upstream).
+    pub(super) upstream: Option<std::collections::BTreeMap<String, Result<String>>>,
+    /// Upstream calls made.
+    pub(super) upstream_calls: std::cell::Cell<usize>,
 }
 
 impl services::Services for TestServices {
@@ -41,6 +45,13 @@ impl services::Services for TestServices {
     fn summarize<'a>(&'a self, _: &'a [crate::core::session::Message], _: Option<&'a str>, _: usize) -> Option<futures_util::future::LocalBoxFuture<'a, Result<String>>> {
         let answer = self.hook.clone()?;
         Some(Box::pin(async move { answer.map_err(|()| Error::HookFailed { hook: "summarizer".into(), reason: "the hook threw: model overloaded".into() }) }))
+    }
+
+    fn fetch_service<'a>(&'a self, _agent_id: &'a str, service: &'a str) -> Option<futures_util::future::LocalBoxFuture<'a, Result<String>>> {
+        let answers = self.upstream.as_ref()?;
+        self.upstream_calls.set(self.upstream_calls.get() + 1);
+        let answer = answers.get(service).cloned().unwrap_or_else(|| Err(Error::Upstream { service: service.into(), status: 404, detail: String::new() }));
+        Some(Box::pin(async move { answer }))
     }
 }
 
