@@ -362,6 +362,65 @@ export interface OpenOptions {
   clock?: () => number;
   /** Embeds long-term memory texts; default the offline hashed n-gram embedder. */
   embedder?: Embedder;
+  /** The service-state cache's upstream (see {@link ServiceCache.setFetcher}). */
+  serviceFetcher?: ServiceFetcher;
+  /** Its deadline in ms; default 10,000, at most 120,000. */
+  serviceTimeoutMs?: number;
+}
+
+/**
+ * Reads one service's state for an agent: an object, or its JSON text. A
+ * throw is `upstream_error` (with the thrown error's `status`, if any).
+ */
+export type ServiceFetcher = (agentId: string, service: string) => Promise<object | string>;
+
+/** One service's state as the cache answers it. */
+export interface ServiceState {
+  agent_id: string;
+  service: string;
+  /** The state exactly as the upstream (or the writer) sent it. */
+  state: Record<string, unknown>;
+  /** Milliseconds since it was read (or written). */
+  age_ms: number;
+  /** True only when `allowStale` asked for state past its TTL. */
+  stale: boolean;
+  source: "cache" | "upstream" | "written";
+  fetched_at: string;
+  expires_at: string;
+  /** With `allowStale`, why fresh state could not be had. */
+  upstream_error?: { code: ErrorCode; detail: string };
+}
+
+/** Every service's state or error, read concurrently. */
+export interface PortfolioSnapshot {
+  agent_id: string;
+  taken_at: string;
+  services: Record<string, { state: Record<string, unknown>; age_ms: number; source: "cache" | "upstream" | "written" } | { error: { code: ErrorCode; detail: string } }>;
+  ok: number;
+  failed: number;
+  /** Exact sums by asset of `balances`, `portfolio` and `balance`+`asset|currency`. */
+  totals: Record<string, DecimalString>;
+  /** Services whose amounts could not be read, and why. */
+  totals_skipped: { service: string; reason: string }[];
+}
+
+/** The service-state cache (`memory.services`). */
+export class ServiceCache {
+  private constructor();
+  /** Sets (or with `null` clears) the upstream. */
+  setFetcher(fetcher: ServiceFetcher | null, options?: { timeoutMs?: number }): void;
+  /** The TTL table (the seed's six services by default). */
+  list(): Promise<{ service: string; ttl_seconds: number }[]>;
+  /** Registers a service, or sets its TTL (1 s to a week). */
+  register(service: string, ttlSeconds: number): Promise<{ service: string; ttl_seconds: number }>;
+  /** Fresh from the cache, else read through the fetcher (one call per key). */
+  get(agentId: string, service: string, options?: { allowStale?: boolean; forceRefresh?: boolean; exactNumbers?: boolean }): Promise<ServiceState>;
+  forceRefresh(agentId: string, service: string, options?: { allowStale?: boolean; exactNumbers?: boolean }): Promise<ServiceState>;
+  /** Write-through after the agent's own mutation. */
+  put(agentId: string, service: string, state: object): Promise<ServiceState>;
+  /** Drops one service's cached state, or every service's of the agent; resolves to how many. */
+  invalidate(agentId: string, service?: string): Promise<number>;
+  portfolioSnapshot(agentId: string, services?: string[], options?: { exactNumbers?: boolean }): Promise<PortfolioSnapshot>;
 }
 
 /** A decimal string such as "12.50": never a JS number. */
@@ -560,6 +619,8 @@ export class Memory {
   readonly longTerm: LongTermMemory;
   /** The episodic log: events with a per-agent cap and a TTL. */
   readonly episodes: Episodes;
+  /** The service-state cache: per-service TTLs, read-through, portfolio snapshots. */
+  readonly services: ServiceCache;
   static open(options?: OpenOptions): Promise<Memory>;
   static openPublished(source: Store, options?: { keyPrefix?: string; namespace?: string; clock?: () => number }): Promise<Memory>;
   /** Calls `handler` once per committed write that `options` admits, after it is durable. Returns a function that unsubscribes. */

@@ -20,6 +20,7 @@ import { AgentConfig, ToolCache, historyQuery, wrapSummarizer } from "./history.
 import { Episodes, LongTermMemory } from "./longterm.js";
 import { Ledger } from "./ledger.js";
 import { Feed } from "./feed.js";
+import { ServiceCache } from "./services.js";
 
 export { MemoryStore, IndexedDBStore, DurableObjectStore, KVStore } from "./stores.js";
 
@@ -58,7 +59,10 @@ export class Memory {
   /** The episodic log. */
   episodes;
 
-  constructor(core, { embedder } = {}) {
+  /** The service-state cache: per-service TTLs, read-through, portfolio snapshots. */
+  services;
+
+  constructor(core, { embedder, serviceFetcher, serviceTimeoutMs } = {}) {
     if (!(core instanceof MemoryCore)) throw new TypeError("use Memory.open()");
     this.#core = core;
     // The one door into the API: every route, with the hooks and caller
@@ -69,6 +73,8 @@ export class Memory {
     this.#feed = new Feed(core, this.#api);
     this.longTerm = new LongTermMemory(this.#api, embedder);
     this.episodes = new Episodes(this.#api);
+    this.services = new ServiceCache(this.#api, this.#apiText, core);
+    if (serviceFetcher !== undefined) this.services.setFetcher(serviceFetcher, serviceTimeoutMs === undefined ? {} : { timeoutMs: serviceTimeoutMs });
     this.ledger = new Ledger(
       (method, path, query, body) => this.#api(method, `/v1/ledger/${path}`, query, body),
       (...columns) => call(() => core.transferColumns(...columns)),
@@ -83,15 +89,17 @@ export class Memory {
    * @param {number} [options.chunkBytes] snapshot chunk size (default 1 MiB, at most 2 MB).
    * @param {string} [options.keyPrefix] prefix of every key in the store (default "").
    * @param {() => number} [options.clock] milliseconds since the epoch (default Date.now).
+   * @param {(agentId: string, service: string) => Promise<object>} [options.serviceFetcher] the service-state cache's upstream.
+   * @param {number} [options.serviceTimeoutMs] its deadline (default 10,000).
    */
   static async open(options = {}) {
-    const { store, namespace, snapshotEveryOps, chunkBytes, keyPrefix, clock, embedder } = options;
+    const { store, namespace, snapshotEveryOps, chunkBytes, keyPrefix, clock, embedder, serviceFetcher, serviceTimeoutMs } = options;
     const opts = toJson(
       { namespace, snapshot_every_ops: snapshotEveryOps, chunk_bytes: chunkBytes, key_prefix: keyPrefix },
       "options",
     );
     const core = await call(() => MemoryCore.open(store, opts, clock));
-    return new Memory(core, { embedder });
+    return new Memory(core, { embedder, serviceFetcher, serviceTimeoutMs });
   }
 
   /**

@@ -117,9 +117,11 @@ export function parseExact(text) {
   const rewritten = text.replace(JSON_TOKEN, (tok) => {
     if (tok[0] === '"') return tok;
     const back = Number(tok);
-    const a = decimalParts(tok);
-    const b = decimalParts(Object.is(back, -0) ? "-0" : String(back).replace(/e\+/, "e"));
-    if (Number.isFinite(back) && a[0] === b[0] && a[1] === b[1] && a[2] === b[2]) return tok;
+    if (Number.isFinite(back)) {
+      const a = decimalParts(tok);
+      const b = decimalParts(Object.is(back, -0) ? "-0" : String(back).replace(/e\+/, "e"));
+      if (a[0] === b[0] && a[1] === b[1] && a[2] === b[2]) return tok;
+    }
     marked = true;
     return JSON.stringify(NUMBER_MARK + tok);
   });

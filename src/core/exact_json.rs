@@ -40,13 +40,17 @@ enum Stored<'a> {
 }
 
 fn stored(n: &Number) -> Stored<'_> {
+    let text = n.as_str();
+    // `-0` parses as the integer 0; its sign is kept by writing its text.
+    if text == "-0" {
+        return Stored::Text(text);
+    }
     if let Some(u) = n.as_u64() {
         return Stored::U64(u);
     }
     if let Some(i) = n.as_i64() {
         return Stored::I64(i);
     }
-    let text = n.as_str();
     match text.parse::<f64>() {
         // The double is the number only if serde_json writes it back as the same text.
         Ok(f) if f.is_finite() && Number::from_f64(f).is_some_and(|back| back.as_str() == text) => Stored::F64(f),
@@ -153,7 +157,7 @@ mod tests {
     fn numbers_come_back_as_their_text_through_msgpack() {
         for text in [
             r#"{"x":1234.567890123456789}"#,
-            r#"{"x":0.1,"y":0.30000000000000004,"z":-0.0}"#,
+            r#"{"w":-0,"x":0.1,"y":0.30000000000000004,"z":-0.0}"#,
             r#"[1e+5,1e-7,12345678901234567890123456789,-18446744073709551617]"#,
             r#"{"deep":[[{"a":3.141592653589793238462643383279}]]}"#,
             r#"[18446744073709551615,-9223372036854775808,1.5,2]"#,

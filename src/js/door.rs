@@ -59,7 +59,8 @@ impl MemoryCore {
 #[allow(clippy::too_many_arguments)]
 async fn route(inner: &Inner, method: String, path: String, query: String, body_json: String, summarizer: JsValue, embedder: JsValue, vectors: Option<Vec<f32>>) -> Result<api::Response, JsValue> {
     check_body(&body_json)?;
-    let services = JsServices { summarizer: optional_fn("summarizer", summarizer)?, embedder: optional_fn("embedder", embedder)? };
+    let fetcher = inner.fetcher.borrow().clone();
+    let services = JsServices { summarizer: optional_fn("summarizer", summarizer)?, embedder: optional_fn("embedder", embedder)?, fetcher };
     let req = api::Request { method: &method, path: &path, query: api::parse_query(&query), body: body_json.as_bytes() };
     let mut rand = random_bits;
     let mut ctx = ctx(inner, &mut rand, &services)?;

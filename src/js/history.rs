@@ -23,6 +23,8 @@ pub(super) struct JsServices {
     pub(super) summarizer: Option<Function>,
     /// `async (texts) => Float32Array[]`, one vector per text.
     pub(super) embedder: Option<Function>,
+    /// `(agentId, service) => Promise<string>`: the service-state upstream.
+    pub(super) fetcher: Option<Function>,
 }
 
 /// `undefined`/`null` or a function, else a typed error.
@@ -79,6 +81,26 @@ impl Services for JsServices {
                 .collect()
         }))
     }
+
+    fn fetch_service<'a>(&'a self, agent_id: &'a str, service: &'a str) -> Option<LocalBoxFuture<'a, Result<String>>> {
+        let f = self.fetcher.clone()?;
+        Some(Box::pin(async move {
+            let out = f.call2(&JsValue::NULL, &JsValue::from_str(agent_id), &JsValue::from_str(service)).map_err(|e| upstream_error(service, &e))?;
+            let out = JsFuture::from(Promise::resolve(&out)).await.map_err(|e| upstream_error(service, &e))?;
+            out.as_string().ok_or_else(|| Error::Upstream { service: service.into(), status: 0, detail: "the fetcher resolved to something other than JSON text".into() })
+        }))
+    }
+}
+
+/// What the fetcher wrapper threw, as the typed error naming `service`.
+fn upstream_error(service: &str, e: &JsValue) -> Error {
+    let prop = |name: &str| js_sys::Reflect::get(e, &JsValue::from_str(name)).ok();
+    if prop("code").and_then(|c| c.as_string()).as_deref() == Some("upstream_timeout") {
+        let timeout_ms = prop("timeoutMs").and_then(|v| v.as_f64()).unwrap_or(0.0).max(0.0) as u64;
+        return Error::UpstreamTimeout { service: service.into(), timeout_ms };
+    }
+    let status = prop("status").and_then(|v| v.as_f64()).filter(|s| (0.0..=999.0).contains(s)).unwrap_or(0.0) as u16;
+    Error::Upstream { service: service.into(), status, detail: js_reason(e) }
 }
 
 /// The message of a thrown JS value, for the typed error.

@@ -58,6 +58,8 @@ struct Inner {
     store: Store<AnyBackend>,
     namespace: Option<String>,
     clock: Option<Function>,
+    /// The service-state cache's upstream: `(agentId, service) => Promise<string>`.
+    fetcher: std::cell::RefCell<Option<Function>>,
 }
 
 impl Inner {
@@ -107,7 +109,7 @@ impl MemoryCore {
             check_body(&body_json)?;
             let mut rand = random_bits;
             // No hooks, but the encodings JS has loaded (an append may count).
-            let services = history::JsServices { summarizer: None, embedder: None };
+            let services = history::JsServices { summarizer: None, embedder: None, fetcher: None };
             let mut ctx = door::ctx(&inner, &mut rand, &services)?;
             let (store, id, body) = (&inner.store, session_id.as_str(), body_json.as_bytes());
             let v = match kind {
@@ -135,7 +137,7 @@ impl MemoryCore {
         let backend = AnyBackend::from_js(store)?;
         let clock = clock_from(clock)?;
         let store = Store::open(backend, config).await.map_err(|e| to_js_error(&e))?;
-        Ok(MemoryCore { inner: Rc::new(Inner { store, namespace: opts.namespace, clock }) })
+        Ok(MemoryCore { inner: Rc::new(Inner { store, namespace: opts.namespace, clock, fetcher: Default::default() }) })
     }
 }
 
@@ -155,6 +157,15 @@ impl MemoryCore {
     /// JSON text; `null` clears it. It runs while the store is locked, so
     /// the JS side queues and delivers later (a listener must not call back
     /// into this memory synchronously).
+    /// Sets (or clears) the service-state cache's upstream: `(agentId,
+    /// service) => Promise<string>` resolving to the state as JSON text. The
+    /// npm wrapper applies the timeout and types what it throws
+    /// (`code: "upstream_error" | "upstream_timeout"`, `status`).
+    #[wasm_bindgen(js_name = setServiceFetcher)]
+    pub fn set_service_fetcher(&self, fetcher: Option<js_sys::Function>) {
+        *self.inner.fetcher.borrow_mut() = fetcher;
+    }
+
     #[wasm_bindgen(js_name = setFeedListener)]
     pub fn set_feed_listener(&self, listener: Option<js_sys::Function>) {
         let listener = listener.map(|f| -> crate::store::Listener {
@@ -266,7 +277,7 @@ impl MemoryCore {
             let source = backend::JsBackend::new_any(source)?;
             let replica = Store::open_published(&source, &key_prefix).await.map_err(|e| to_js_error(&e))?;
             let (engine_store, clock) = (replica.into_backend(AnyBackend::Memory), clock_from(clock)?);
-            Ok(MemoryCore { inner: Rc::new(Inner { store: engine_store, namespace, clock }) }.into())
+            Ok(MemoryCore { inner: Rc::new(Inner { store: engine_store, namespace, clock, fetcher: Default::default() }) }.into())
         })
     }
 
@@ -301,7 +312,7 @@ pub fn version() -> String {
 /// The change feed's event kinds (`core::feed::KINDS`), as a JSON array.
 #[wasm_bindgen(js_name = feedKinds)]
 pub fn feed_kinds() -> String {
-    serde_json::to_string(&crate::core::feed::KINDS).unwrap_or_default()
+    serde_json::to_string(&crate::core::feed::KINDS[..]).unwrap_or_default()
 }
 
 /// Bytes of wasm linear memory: its high-water mark, since wasm memory

@@ -10,6 +10,7 @@ mod budget;
 mod feed;
 mod routing;
 mod services;
+mod upstream;
 
 use std::cell::Cell;
 use std::rc::Rc;
@@ -254,7 +255,8 @@ impl MemoryObject {
         let services = services::WorkerServices { env: &self.env };
         let mut ctx = Ctx::new(now_ms(), &mut rand, namespace.as_deref(), limits::REQUEST_BODY_BYTES_CEILING, &services);
         let resp = api::handle(&store, &api_req, &mut ctx).await;
-        if method != Method::Get && resp.status == 200 {
+        // A read-through GET of a service's state writes too.
+        if (method != Method::Get || url.path().starts_with("/v1/services/")) && resp.status == 200 {
             self.schedule(api::next_wake(&store, now_ms()).await?).await?;
         }
         json_response(resp).map_err(w)

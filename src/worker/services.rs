@@ -104,4 +104,9 @@ impl Services for WorkerServices<'_> {
             Ok(out.data)
         }))
     }
+
+    fn fetch_service<'a>(&'a self, agent_id: &'a str, service: &'a str) -> Option<LocalBoxFuture<'a, Result<String>>> {
+        let base = super::upstream::base_url(self.env)?;
+        Some(Box::pin(async move { super::upstream::fetch(self.env, &base, agent_id, service).await }))
+    }
 }
