@@ -11,6 +11,7 @@ export type ErrorCode =
   | "limit_exceeded"
   | "not_found"
   | "hook_failed"
+  | "migration_failed"
   | "unauthorized"
   | "overloaded"
   | "upstream_error"
@@ -28,6 +29,8 @@ export type ErrorCode =
   | "intent_completed_with_different_outcome"
   | "intent_open"
   | "compaction_stale"
+  | "schema_version_too_new"
+  | "schema_version_changed"
   | "dimension_mismatch"
   | "non_finite"
   | "zero_vector"
@@ -212,6 +215,12 @@ export const LIMITS: {
   readonly SERVICE_FETCH_TIMEOUT_MS_DEFAULT: 10000;
   readonly SERVICE_FETCH_TIMEOUT_MS_MAX: 120000;
   readonly SERVICE_SNAPSHOT_SERVICES_MAX: 64;
+  readonly PROFILES_MAX: 10000;
+  readonly PROFILE_BYTES_MAX: 65536;
+  readonly USER_SCHEMA_VERSION_MAX: 1000;
+  readonly USER_SCHEMA_STEPS_MAX: 64;
+  readonly USER_SCHEMA_PATH_DEPTH_MAX: 16;
+  readonly USER_SCHEMA_BYTES_MAX: 262144;
   readonly EPISODE_KIND_BYTES_MAX: 64;
   readonly EPISODE_PAYLOAD_BYTES_MAX: 278528;
   readonly EPISODE_OUTCOME_BYTES_MAX: 16384;
@@ -580,7 +589,12 @@ export type FeedKind =
   | "service_cache.refreshed"
   | "service_cache.written"
   | "service_cache.invalidated"
-  | "service_cache.expired";
+  | "service_cache.expired"
+  | "profile.updated"
+  | "profile.deleted"
+  | "profile.migrated"
+  | "schema.set"
+  | "working_memory.migrated";
 // </generated FeedKind>
 
 /** One committed change: ids and counts, never bodies. */

@@ -6,6 +6,7 @@
 //! knows about the Workers runtime, so every route is tested natively on the
 //! in-memory backend; `src/worker` only moves bytes in and out.
 
+pub mod agent_state;
 pub mod agents;
 pub mod budget;
 pub mod episodes;
@@ -90,7 +91,7 @@ pub fn status_of(err: &Error) -> u16 {
         Error::Overloaded { .. } => 503,
         Error::MethodNotAllowed { .. } => 405,
         Error::PayloadTooLarge { .. } => 413,
-        Error::InvalidInput { .. } | Error::LimitExceeded { .. } => 422,
+        Error::InvalidInput { .. } | Error::LimitExceeded { .. } | Error::MigrationFailed { .. } => 422,
         Error::Storage { .. } | Error::EncodingNotLoaded { .. } => 503,
         Error::SnapshotCorrupt { .. }
         | Error::SchemaVersionUnsupported { .. }
@@ -258,6 +259,12 @@ pub async fn route<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut Ct
         (["working-memory", id, "archive"], "GET") => history::archive_route(store, req, id, ctx.now).await.map(Response::ok),
         (["working-memory", id, "tool-cache"], _) => agents::tool_cache_route(store, req, id, ctx.now).await.map(Response::ok),
         (["tool-ttls"], _) => agents::tool_ttls_route(store, req, ctx.now).await.map(Response::ok),
+        (["agents", agent, "profile", rest @ ..], _) => {
+            validate_id("agent_id", agent)?;
+            agent_state::profile_route(store, req, ctx.now, agent, rest).await.map(Response::ok)
+        }
+        (["schemas", rest @ ..], _) => agent_state::schemas_route(store, req, ctx.now, rest).await.map(Response::ok),
+        (["working-memory", id, "data", "migrate"], "POST") => agent_state::migrate_session_route(store, req, ctx.now, id).await.map(Response::ok),
         (["agents", agent, rest @ ..], _) => agents::route(store, req, ctx.now, ctx.random, agent, rest).await.map(Response::ok),
         (["prompt"], "POST") => history::prompt_route(store, ctx.services, req.body, ctx.now).await,
         (["memory", "prompt"], "POST") => {
@@ -313,6 +320,8 @@ async fn get_session_route<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx:
     };
     let window = history::Window::from_query(req)?;
     if window.tokens()?.is_some() {
+        validate_id("session_id", id)?;
+        agent_state::migrate_session_if_due(store, id, ctx.now).await?;
         let user_id = req.param("user_id");
         let now = ctx.now;
         let s = store
@@ -352,6 +361,7 @@ pub async fn get_session<B: Backend>(
     recent_messages_limit: Option<usize>,
 ) -> Result<Option<Value>> {
     validate_id("session_id", id)?;
+    agent_state::migrate_session_if_due(store, id, now).await?;
     store
         .read(|e| {
             e.session(id, now)

@@ -121,3 +121,43 @@ fn registration_and_bad_input() {
     let kinds: Vec<&str> = feed.body["events"].as_array().unwrap().iter().map(|e| e["kind"].as_str().unwrap()).collect();
     assert_eq!(kinds, ["service_cache.registered"], "one event per committed write, none for refused ones");
 }
+
+/// The seed's v1 → v2 example through the routes: a declarative chain,
+/// run on read and written back once.
+#[test]
+fn user_schema_versions_migrate_on_read_once() {
+    let mut api = Api::new();
+    assert_eq!(api.call("PUT", "/v1/working-memory/s", r#"{"data":{"balance":1234.567890123456789}}"#).status, 200);
+    assert_eq!(api.call("PUT", "/v1/agents/ag/profile", r#"{"fields":{"balance":"10.5","name":"ada"}}"#).status, 200);
+    let chain = r#"{"version":2,"migrations":[{"from":1,"steps":[{"move":{"from":["balance"],"to":["portfolio","USD"]}}]}]}"#;
+    for kind in ["session_data", "profile"] {
+        let r = api.call("PUT", &format!("/v1/schemas/{kind}"), chain);
+        assert_eq!(r.status, 200, "{}", r.body);
+    }
+    let got = api.call("GET", "/v1/working-memory/s", "");
+    assert_eq!(got.body["data_schema_version"], 2);
+    assert_eq!(got.body["data"]["portfolio"]["USD"].to_string(), "1234.567890123456789");
+    let p = api.call("GET", "/v1/agents/ag/profile", "");
+    assert_eq!((p.body["schema_version"].as_u64(), p.body["fields"]["portfolio"]["USD"].as_str()), (Some(2), Some("10.5")));
+    // Written back once: a second read migrates nothing.
+    api.call("GET", "/v1/working-memory/s", "");
+    api.call("GET", "/v1/agents/ag/profile", "");
+    let kinds: Vec<String> = api.call("GET", "/v1/events?since=0", "").body["events"].as_array().unwrap().iter().map(|e| e["kind"].as_str().unwrap().to_owned()).collect();
+    assert_eq!(kinds.iter().filter(|k| *k == "working_memory.migrated").count(), 1);
+    assert_eq!(kinds.iter().filter(|k| *k == "profile.migrated").count(), 1);
+    // Newer than the newest: refused, nothing written.
+    let newer = api.call("PUT", "/v1/working-memory/t", r#"{"data":{"x":1},"data_schema_version":3}"#);
+    assert_eq!((newer.status, newer.body["code"].as_str()), (409, Some("schema_version_too_new")));
+    // A host migration that wrote against an old version is refused.
+    let stale = api.call("POST", "/v1/working-memory/s/data/migrate", r#"{"from_version":1,"to_version":2,"data":{}}"#);
+    assert_eq!(stale.body["code"], "schema_version_changed");
+    // Increments are exact.
+    api.call("PUT", "/v1/agents/ag/profile", r#"{"fields":{"spent":"0.1"}}"#);
+    let inc = api.call("POST", "/v1/agents/ag/profile/increment", r#"{"field":"spent","by":"0.2"}"#);
+    assert_eq!(inc.body["value"], "0.3");
+    let sessions = api.call("POST", "/v1/agents/ag/profile/increment", r#"{"field":"session_count","by":1}"#);
+    assert_eq!(sessions.body["value"], 1);
+    assert_eq!(api.call("POST", "/v1/agents/ag/profile/increment", r#"{"field":"spent","by":0.2}"#).body["code"], "invalid_input", "a double is refused, not rounded");
+    let bad = api.call("PUT", "/v1/schemas/profile", r#"{"version":3,"migrations":[{"from":2,"steps":[]}]}"#);
+    assert_eq!(bad.body["code"], "invalid_input", "a chain with a hole");
+}

@@ -49,6 +49,9 @@ pub struct PutBody {
     pub long_term_memory_strategy: Option<Map<String, Value>>,
     #[serde(default)]
     pub ttl_seconds: Option<u64>,
+    /// The user schema version `data` is in (default: the newest registered).
+    #[serde(default)]
+    pub data_schema_version: Option<u32>,
 }
 
 /// The body of edgemem's `POST /v1/working-memory/{session_id}/messages`.
@@ -112,6 +115,7 @@ pub fn session_from_put(
     s.tokens = body.tokens.unwrap_or(0);
     s.long_term_memory_strategy = body.long_term_memory_strategy;
     s.ttl_seconds = body.ttl_seconds;
+    s.data_schema_version = body.data_schema_version;
     s.validate()?;
     Ok(s)
 }
@@ -173,6 +177,7 @@ pub fn session_json(s: &Session, recent_messages_limit: Option<usize>) -> Value 
         "created_at": format_rfc3339(s.created_at),
         "updated_at": format_rfc3339(s.updated_at),
         "expires_at": s.expires_at.map(format_rfc3339),
+        "data_schema_version": s.data_schema_version,
         "context_percentage_total_used": Value::Null,
         "context_percentage_until_summarization": Value::Null,
         "new_session": Value::Null,

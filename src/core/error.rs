@@ -47,6 +47,12 @@ codes! {
         IntentOpen => "intent_open",
         /// A session changed between a compaction's plan and its apply.
         CompactionStale => "compaction_stale",
+        /// Stored user state is at a schema version newer than the newest
+        /// registered migration reaches: upgrade the reader.
+        SchemaVersionTooNew => "schema_version_too_new",
+        /// A migration's write-back found the state at another version than
+        /// it migrated from (someone else wrote or migrated it): read again.
+        SchemaVersionChanged => "schema_version_changed",
     }
 }
 
@@ -128,6 +134,10 @@ pub enum Error {
     /// A caller-supplied hook (summarizer, embedder, validator) threw, timed
     /// out, or returned something unusable. Nothing was changed. HTTP 502.
     HookFailed { hook: String, reason: String },
+    /// A user-state migration could not apply (a declarative step met a
+    /// shape it cannot change, or a JS migration threw). Nothing was
+    /// written. HTTP 422.
+    MigrationFailed { what: String, reason: String },
     /// Missing or wrong bearer token. HTTP 401.
     Unauthorized,
     /// A shared capacity is full (live subscribers of one tenant). Nothing
@@ -180,6 +190,7 @@ impl Error {
             Error::Rejected { code, .. } => code.as_str(),
             Error::InvalidVector { code, .. } => code.as_str(),
             Error::HookFailed { .. } => "hook_failed",
+            Error::MigrationFailed { .. } => "migration_failed",
             Error::Unauthorized => "unauthorized",
             Error::Overloaded { .. } => "overloaded",
             Error::Upstream { .. } => "upstream_error",
@@ -243,6 +254,7 @@ impl Error {
             "limit_exceeded",
             "not_found",
             "hook_failed",
+            "migration_failed",
             "unauthorized",
             "overloaded",
             "upstream_error",
@@ -284,6 +296,7 @@ impl fmt::Display for Error {
             Error::Rejected { code, id } => write!(f, "{id}: {}", code.as_str().replace('_', " ")),
             Error::InvalidVector { code, detail } => write!(f, "invalid vector ({}): {detail}", code.as_str().replace('_', " ")),
             Error::HookFailed { hook, reason } => write!(f, "{hook} hook failed: {reason}; nothing was changed"),
+            Error::MigrationFailed { what, reason } => write!(f, "migration of {what} failed, nothing was written: {reason}"),
             Error::Unauthorized => write!(f, "missing or invalid bearer token"),
             Error::Overloaded { what, limit } => write!(f, "{what} are at their limit of {limit}; retry later"),
             Error::Upstream { service, status, detail } => write!(f, "service {service}: upstream answered {status}{}{detail}", if detail.is_empty() { "" } else { ": " }),
@@ -320,6 +333,7 @@ mod tests {
             Error::not_found("session", "s"),
             Error::vector(VectorCode::DimensionMismatch, ""),
             Error::HookFailed { hook: "summarizer".into(), reason: String::new() },
+            Error::MigrationFailed { what: "profile".into(), reason: String::new() },
             Error::Unauthorized,
             Error::Overloaded { what: "subscribers".into(), limit: 1 },
             Error::Upstream { service: "wallet".into(), status: 500, detail: String::new() },

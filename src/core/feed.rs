@@ -12,6 +12,7 @@
 
 use serde::Serialize;
 
+use crate::core::agent_state::AgentStateOp;
 use crate::core::engine::{HistoryOp, LogEntry, Op};
 use crate::core::error::{Error, Result};
 use crate::core::ledger::LedgerOp;
@@ -25,7 +26,7 @@ pub use subscription::{resync_notice, Offer, Subscription, CLOSE_SLOW_CONSUMER};
 
 /// Every event kind, `area.verb`. The list is closed: `index.d.ts` and the
 /// `kinds` filter are checked against it.
-pub const KINDS: [&str; 33] = [
+pub const KINDS: [&str; 38] = [
     "working_memory.updated",
     "working_memory.created",
     "working_memory.appended",
@@ -59,6 +60,11 @@ pub const KINDS: [&str; 33] = [
     "service_cache.written",
     "service_cache.invalidated",
     "service_cache.expired",
+    "profile.updated",
+    "profile.deleted",
+    "profile.migrated",
+    "schema.set",
+    "working_memory.migrated",
 ];
 
 /// One change. `key` names the thing changed (a session, agent, account,
@@ -134,6 +140,13 @@ pub fn event_of(seq: u64, entry: &LogEntry) -> FeedEvent {
         Op::EpisodeRecord { episode } => e("episode.recorded", &episode.agent_id).many([episode.id.as_str()].into_iter()),
         Op::EpisodesConfigure { .. } => e("episode.configured", ""),
         Op::EpisodesExpire => e("episode.expired", ""),
+        Op::AgentState(a) => match a {
+            AgentStateOp::ProfileSet { agent_id, .. } | AgentStateOp::ProfileIncrement { agent_id, .. } => e("profile.updated", agent_id),
+            AgentStateOp::ProfileDelete { agent_id } => e("profile.deleted", agent_id),
+            AgentStateOp::ProfileMigrate { agent_id, .. } => e("profile.migrated", agent_id),
+            AgentStateOp::SchemaSet { kind, .. } => e("schema.set", kind),
+        },
+        Op::SessionDataMigrate { session_id, .. } => e("working_memory.migrated", session_id),
         Op::Service(s) => match s {
             ServiceOp::Register { service, .. } => e("service_cache.registered", service),
             ServiceOp::Put { agent_id, service, written: false, .. } => e("service_cache.refreshed", agent_id).many([service.as_str()].into_iter()),

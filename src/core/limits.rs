@@ -373,6 +373,21 @@ limits! {
     /// Services in one portfolio snapshot.
     pub const SERVICE_SNAPSHOT_SERVICES_MAX: usize = SERVICES_MAX;
 
+    // ---- Agent profiles and user schema versions (issue 11, point 5) ----
+
+    /// Agent profiles of one tenant.
+    pub const PROFILES_MAX: usize = 10_000;
+    /// One profile's fields, as JSON.
+    pub const PROFILE_BYTES_MAX: usize = 64 * 1024;
+    /// Newest user schema version a kind may declare.
+    pub const USER_SCHEMA_VERSION_MAX: u32 = 1_000;
+    /// Steps in one declarative migration.
+    pub const USER_SCHEMA_STEPS_MAX: usize = 64;
+    /// Keys in one step's path.
+    pub const USER_SCHEMA_PATH_DEPTH_MAX: usize = 16;
+    /// One schema with its whole chain, as JSON.
+    pub const USER_SCHEMA_BYTES_MAX: usize = 256 * 1024;
+
     // ---- Episodic log (long-term memory issue) ----
 
     /// An event type (`tool_call`, `turn_archived`, ...).

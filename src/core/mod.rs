@@ -4,6 +4,7 @@
 //! time and random bits are passed in. A native `cargo test` with default
 //! features proves it, since none of those dependencies are even compiled.
 
+pub mod agent_state;
 pub mod budget;
 pub mod codec;
 pub mod engine;

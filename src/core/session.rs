@@ -101,6 +101,10 @@ pub struct Session {
     /// write, so writing a session refreshes its TTL, as in AMS.
     #[serde(default)]
     pub expires_at: Option<Millis>,
+    /// The user schema version `data` is in; `None` is version 1 (written
+    /// before any `session_data` schema was registered).
+    #[serde(default)]
+    pub data_schema_version: Option<u32>,
 }
 
 impl Session {
@@ -120,6 +124,7 @@ impl Session {
             created_at: now,
             updated_at: now,
             expires_at: None,
+            data_schema_version: None,
         }
     }
 

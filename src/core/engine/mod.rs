@@ -16,6 +16,7 @@ use crate::core::ledger::{Ledger, LedgerApplied, LedgerOp, LedgerSnapshot};
 use crate::core::episodes::{Episode, EpisodicConfig, EpisodicLog, Recorded};
 use crate::core::limits;
 use crate::core::longterm::{LongTerm, LongTermSnapshot, LtmApplied, LtmOp};
+use crate::core::agent_state::{AgentState, AgentStateApplied, AgentStateOp};
 use crate::core::service_cache::{ServiceApplied, ServiceCache, ServiceOp};
 use crate::core::session::{validate_id, validate_messages, Message, Session};
 use crate::core::time::Millis;
@@ -58,6 +59,19 @@ pub enum Op {
     EpisodesExpire,
     /// A change to the service-state cache.
     Service(ServiceOp),
+    /// A change to agent profiles or user schemas.
+    AgentState(AgentStateOp),
+    /// Moves a session's `data` from schema `from_version` to `to_version`:
+    /// through the registered chain, or (with `data`) to what a host's
+    /// migration made of it. Refused if the data is no longer at
+    /// `from_version`, so a migration is written back once.
+    SessionDataMigrate {
+        session_id: String,
+        from_version: u32,
+        to_version: u32,
+        #[serde(serialize_with = "crate::core::exact_json::option_map")]
+        data: Option<serde_json::Map<String, serde_json::Value>>,
+    },
 }
 
 /// What an applied op did.
@@ -76,6 +90,7 @@ pub enum Applied {
     EpisodeRecorded(Recorded),
     EpisodesDropped { count: usize },
     Service(ServiceApplied),
+    AgentState(AgentStateApplied),
 }
 
 /// What one append added to a session.
@@ -125,6 +140,9 @@ struct SnapshotV1 {
     /// Added within schema v1 (issue 11), default: the seed's TTL table.
     #[serde(default)]
     services: ServiceCache,
+    /// Added within schema v1 (issue 11), default empty.
+    #[serde(default)]
+    agent_state: AgentState,
 }
 
 /// [`SnapshotV1`] borrowed from a live engine: the same bytes, fewer copies
@@ -138,6 +156,7 @@ struct SnapshotV1Ref<'a> {
     longterm: LongTermSnapshot,
     episodes: &'a EpisodicLog,
     services: &'a ServiceCache,
+    agent_state: &'a AgentState,
 }
 
 /// The in-memory state of one tenant.
@@ -154,6 +173,7 @@ pub struct Engine {
     longterm: LongTerm,
     episodes: EpisodicLog,
     services: ServiceCache,
+    agent_state: AgentState,
 }
 
 impl Engine {
@@ -176,6 +196,13 @@ impl Engine {
                     return Err(Error::LimitExceeded { what: "sessions".into(), limit: limits::SESSIONS_MAX as u64 });
                 }
                 let mut next = session.clone();
+                // Data that names no version is taken to be in the newest.
+                if let Some(schema) = self.agent_state.schema("session_data") {
+                    let v = *next.data_schema_version.get_or_insert(schema.version);
+                    if v > schema.version {
+                        return Err(Error::conflict(crate::core::error::ConflictCode::SchemaVersionTooNew, format!("session data version {v}; the newest is {}", schema.version)));
+                    }
+                }
                 if let Some(prev) = self.sessions.get(&session.session_id).filter(|s| !s.is_expired(now)) {
                     next.created_at = prev.created_at;
                 } else {
@@ -243,6 +270,31 @@ impl Engine {
             Op::EpisodesConfigure { config } => Applied::EpisodesDropped { count: self.episodes.configure(*config)? },
             Op::EpisodesExpire => Applied::EpisodesDropped { count: self.episodes.expire(now) },
             Op::Service(op) => Applied::Service(self.services.apply(op, now)?),
+            Op::AgentState(op) => Applied::AgentState(self.agent_state.apply(op, now)?),
+            Op::SessionDataMigrate { session_id, from_version, to_version, data } => {
+                let s = self.live(session_id, now).ok_or_else(|| Error::not_found("session", session_id))?;
+                let at = s.data_schema_version.unwrap_or(1);
+                if at != *from_version {
+                    return Err(Error::conflict(crate::core::error::ConflictCode::SchemaVersionChanged, format!("session {session_id:?} data is at version {at}, not {from_version}")));
+                }
+                let migrated = match data {
+                    Some(d) => d.clone(),
+                    None => {
+                        let schema = self.agent_state.schema("session_data").ok_or_else(|| Error::not_found("schema", "session_data"))?;
+                        if *to_version != schema.version {
+                            return Err(Error::invalid("to_version", format!("the registered chain reaches {}", schema.version)));
+                        }
+                        schema.migrate("session_data", *from_version, s.data.as_ref().unwrap_or(&serde_json::Map::new()))?
+                    }
+                };
+                let mut next = s.clone();
+                next.data = Some(migrated);
+                next.data_schema_version = Some(*to_version);
+                next.validate()?;
+                // Not a user write: the TTL and `updated_at` stay as they were.
+                self.sessions.insert(session_id.clone(), next.clone());
+                Applied::Session(next)
+            }
             Op::SessionsExpire => {
                 let due: Vec<(Millis, String)> = self.expiry.iter().take_while(|(at, _)| *at <= now).cloned().collect();
                 let mut session_ids = Vec::with_capacity(due.len());
@@ -327,6 +379,11 @@ impl Engine {
         &self.episodes
     }
 
+    /// Agent profiles and user schemas, for reads.
+    pub fn agent_state(&self) -> &AgentState {
+        &self.agent_state
+    }
+
     /// The service-state cache, for lookups.
     pub fn services(&self) -> &ServiceCache {
         &self.services
@@ -368,6 +425,7 @@ impl Engine {
             longterm: self.longterm.to_snapshot(),
             episodes: &self.episodes,
             services: &self.services,
+            agent_state: &self.agent_state,
         };
         // Positional, like log records: structs as arrays, no field names
         // (the ledger's transfers were 232 bytes each with names). A
@@ -388,7 +446,7 @@ impl Engine {
             SCHEMA_VERSION => crate::core::msgpack::from_slice(body).map_err(|e| Error::SnapshotCorrupt { reason: format!("body: {e}") })?,
             older => {
                 let (last_seq, sessions) = migrate::snapshot_to_current(older, body)?;
-                SnapshotV1 { last_seq, sessions, ledger: LedgerSnapshot::default(), history: HistoryState::default(), longterm: LongTermSnapshot::default(), episodes: EpisodicLog::default(), services: ServiceCache::default() }
+                SnapshotV1 { last_seq, sessions, ledger: LedgerSnapshot::default(), history: HistoryState::default(), longterm: LongTermSnapshot::default(), episodes: EpisodicLog::default(), services: ServiceCache::default(), agent_state: AgentState::default() }
             }
         };
         if v1.sessions.len() > limits::SESSIONS_MAX {
@@ -408,6 +466,7 @@ impl Engine {
         engine.longterm = LongTerm::from_snapshot(v1.longterm)?;
         engine.episodes = v1.episodes;
         engine.services = v1.services;
+        engine.agent_state = v1.agent_state;
         Ok(engine)
     }
 }

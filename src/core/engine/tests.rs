@@ -252,6 +252,7 @@ fn owned_snapshot(e: &Engine) -> SnapshotV1 {
         longterm: e.longterm.to_snapshot(),
         episodes: e.episodes.clone(),
         services: e.services.clone(),
+        agent_state: e.agent_state.clone(),
     }
 }
 
