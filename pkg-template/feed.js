@@ -52,9 +52,43 @@ export class Feed {
   #queue = [];
   #flushing = false;
 
-  constructor(core, api) {
+  #channel = null;
+
+  /**
+   * `channelName`: a BroadcastChannel shared by every memory on the same
+   * storage (tabs on one IndexedDB database). Each local write is posted
+   * there; a post from another tab makes this memory catch up with storage
+   * and hands the writes it picked up to its subscribers.
+   */
+  constructor(core, api, channelName) {
     this.#core = core;
     this.#api = api;
+    if (channelName && typeof BroadcastChannel === "function") {
+      this.#channel = new BroadcastChannel(channelName);
+      // In Node an open channel would keep the process alive after the work is done.
+      this.#channel.unref?.();
+      this.#channel.onmessage = () => this.#catchUp();
+      this.#core.setFeedListener((text) => this.#local(text));
+    }
+  }
+
+  #local(text) {
+    this.#channel?.postMessage(text);
+    if (this.#subs.size > 0) this.#push(JSON.parse(text));
+  }
+
+  async #catchUp() {
+    try {
+      for (const e of JSON.parse(await this.#core.catchUp())) this.#push(e);
+    } catch (err) {
+      for (const sub of this.#subs) this.#deliver(sub, { seq: sub.delivered, kind: "error", key: "", code: err.code ?? "internal", detail: String(err.message ?? err) });
+    }
+  }
+
+  /** Stops listening to other tabs. */
+  close() {
+    this.#channel?.close();
+    this.#channel = null;
   }
 
   /**
@@ -68,7 +102,7 @@ export class Feed {
     const i = interest(options ?? {});
     const sub = { i, handler, delivered: -1, ready: i.since === undefined, pending: [] };
     this.#subs.add(sub);
-    if (this.#subs.size === 1) this.#core.setFeedListener((text) => this.#push(JSON.parse(text)));
+    if (this.#subs.size === 1 && !this.#channel) this.#core.setFeedListener((text) => this.#push(JSON.parse(text)));
     if (!sub.ready) this.#replay(sub);
     return () => this.#remove(sub);
   }
@@ -101,7 +135,7 @@ export class Feed {
 
   #remove(sub) {
     this.#subs.delete(sub);
-    if (this.#subs.size === 0) this.#core.setFeedListener(null);
+    if (this.#subs.size === 0 && !this.#channel) this.#core.setFeedListener(null);
   }
 
   async #replay(sub) {

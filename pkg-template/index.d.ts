@@ -300,7 +300,12 @@ export interface Message {
   discrete_memory_extracted: "t" | "f";
 }
 
-export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+/**
+ * A JSON value as edgemem stores it. An {@link ExactNumber} or a `bigint` is
+ * written as its literal digits; `{ exactNumbers: true }` reads numbers a
+ * double cannot hold back as `ExactNumber`s.
+ */
+export type JsonValue = string | number | boolean | null | ExactNumber | bigint | JsonValue[] | { [key: string]: JsonValue };
 
 /** What `appendMessages` (and `POST /v1/working-memory/{id}/messages`) answers. */
 export interface AppendResult {
@@ -328,6 +333,8 @@ export interface SessionInput {
   long_term_memory_strategy?: { [key: string]: JsonValue } | null;
   /** Absent or null: the session is durable. */
   ttl_seconds?: number | null;
+  /** The user schema version `data` is in; default the newest registered (see `memory.schemas`). */
+  data_schema_version?: number | null;
 }
 
 /** AMS's WorkingMemoryResponse, plus `expires_at`. */
@@ -348,6 +355,8 @@ export interface Session {
   expires_at: string | null;
   context_percentage_total_used: number | null;
   context_percentage_until_summarization: number | null;
+  /** The user schema version `data` is in (null: version 1, none registered). */
+  data_schema_version: number | null;
 }
 
 export interface StoreStats {
@@ -375,6 +384,13 @@ export interface OpenOptions {
   serviceFetcher?: ServiceFetcher;
   /** Its deadline in ms; default 10,000, at most 120,000. */
   serviceTimeoutMs?: number;
+  /**
+   * The BroadcastChannel through which memories on the same storage (tabs on
+   * one IndexedDB database) hear of each other's writes: each catches up
+   * with storage and its subscribers get the other's events. Default: the
+   * `IndexedDBStore`'s channel; none for other stores; `false` for none.
+   */
+  broadcast?: string | false;
 }
 
 /**
@@ -430,6 +446,59 @@ export class ServiceCache {
   /** Drops one service's cached state, or every service's of the agent; resolves to how many. */
   invalidate(agentId: string, service?: string): Promise<number>;
   portfolioSnapshot(agentId: string, services?: string[], options?: { exactNumbers?: boolean }): Promise<PortfolioSnapshot>;
+}
+
+/** The kinds of user state that carry a schema version. */
+export type SchemaKind = "session_data" | "profile";
+
+/** One step of a declarative migration; paths are lists of object keys. */
+export type MigrationStep =
+  | { rename: { from: string; to: string } }
+  | { move: { from: string[]; to: string[] } }
+  | { set_default: { path: string[]; value: JsonValue } }
+  | { remove: { path: string[] } };
+
+/** A declarative chain: one migration from each version 1 to `version - 1`. */
+export interface Schema {
+  version: number;
+  migrations?: { from: number; steps: MigrationStep[] }[];
+}
+
+/** User schemas (`memory.schemas`). */
+export class Schemas {
+  private constructor();
+  /** Registers a declarative chain; it runs inside the store (the Worker runs the same). */
+  set(kind: SchemaKind, schema: Schema): Promise<{ kind: SchemaKind; version: number }>;
+  get(kind: SchemaKind): Promise<Schema | null>;
+  /** Registers JS functions: `migrations[v]` turns version `v` into `v + 1`. npm only; runs on read, written back once. */
+  register(kind: SchemaKind, chain: { version: number; migrations?: Record<number, (state: Record<string, JsonValue>) => Record<string, JsonValue> | Promise<Record<string, JsonValue>>> }): void;
+  /** The newest version the JS chain of `kind` reaches, if one is registered. */
+  newest(kind: SchemaKind): number | undefined;
+  /** Runs the JS chain on `state` at version `from`; `undefined` when none applies. */
+  run(kind: SchemaKind, state: Record<string, JsonValue> | null | undefined, from: number): Promise<{ state: Record<string, JsonValue>; to: number } | undefined>;
+}
+
+/** One agent's profile. */
+export interface Profile {
+  agent_id: string;
+  fields: { [key: string]: JsonValue };
+  schema_version: number;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Per-agent profiles (`memory.profiles`). */
+export class Profiles {
+  private constructor();
+  /** The profile migrated to the newest version, or `null`. */
+  get(agentId: string): Promise<Profile | null>;
+  /** A deep-frozen copy of the profile, or `null`. */
+  snapshot(agentId: string): Promise<Readonly<Profile> | null>;
+  /** Merges `fields` (a `null` removes one), or replaces them all. */
+  set(agentId: string, fields: { [key: string]: JsonValue }, options?: { replace?: boolean; schemaVersion?: number }): Promise<Profile>;
+  /** Adds `by` atomically: decimal strings exactly, integers (number or bigint) as integers; resolves to the new value. Default `by`: 1. */
+  increment(agentId: string, field: string, by?: DecimalString | number | bigint): Promise<DecimalString | number>;
+  delete(agentId: string): Promise<boolean>;
 }
 
 /** A decimal string such as "12.50": never a JS number. */
@@ -635,6 +704,10 @@ export class Memory {
   readonly episodes: Episodes;
   /** The service-state cache: per-service TTLs, read-through, portfolio snapshots. */
   readonly services: ServiceCache;
+  /** User schema versions and their migration chains. */
+  readonly schemas: Schemas;
+  /** Per-agent profiles with exact increments. */
+  readonly profiles: Profiles;
   static open(options?: OpenOptions): Promise<Memory>;
   static openPublished(source: Store, options?: { keyPrefix?: string; namespace?: string; clock?: () => number }): Promise<Memory>;
   /** Calls `handler` once per committed write that `options` admits, after it is durable. Returns a function that unsubscribes. */
@@ -699,6 +772,8 @@ export class IndexedDBStore implements Store {
   list(prefix: string, range?: KeyRange): Promise<string[]>;
   getRange(prefix: string, range?: KeyRange): Promise<Array<[string, Uint8Array]>>;
   close(): void;
+  /** The BroadcastChannel name memories on this database share (see `OpenOptions.broadcast`). */
+  feedChannel(keyPrefix?: string): string;
 }
 
 /** Structural type of a Durable Object's `state.storage`, as far as edgemem uses it. */

@@ -21,6 +21,7 @@ import { Episodes, LongTermMemory } from "./longterm.js";
 import { Ledger } from "./ledger.js";
 import { Feed } from "./feed.js";
 import { ServiceCache } from "./services.js";
+import { Profiles, Schemas } from "./agent_state.js";
 
 export { MemoryStore, IndexedDBStore, DurableObjectStore, KVStore } from "./stores.js";
 
@@ -62,7 +63,13 @@ export class Memory {
   /** The service-state cache: per-service TTLs, read-through, portfolio snapshots. */
   services;
 
-  constructor(core, { embedder, serviceFetcher, serviceTimeoutMs } = {}) {
+  /** User schema versions and their migration chains. */
+  schemas;
+
+  /** Per-agent profiles with exact increments. */
+  profiles;
+
+  constructor(core, { embedder, serviceFetcher, serviceTimeoutMs, channelName } = {}) {
     if (!(core instanceof MemoryCore)) throw new TypeError("use Memory.open()");
     this.#core = core;
     // The one door into the API: every route, with the hooks and caller
@@ -70,10 +77,12 @@ export class Memory {
     this.#apiText = (method, path, query = "", body, summarizer, embedder, vectors) =>
       call(() => core.call(method, path, query, body === undefined ? "" : typeof body === "string" ? body : toJson(body, "body"), summarizer, embedder, vectors));
     this.#api = async (...args) => JSON.parse(await this.#apiText(...args));
-    this.#feed = new Feed(core, this.#api);
+    this.#feed = new Feed(core, this.#api, channelName);
     this.longTerm = new LongTermMemory(this.#api, embedder);
     this.episodes = new Episodes(this.#api);
     this.services = new ServiceCache(this.#api, this.#apiText, core);
+    this.schemas = new Schemas(this.#api);
+    this.profiles = new Profiles(this.#api, this.schemas);
     if (serviceFetcher !== undefined) this.services.setFetcher(serviceFetcher, serviceTimeoutMs === undefined ? {} : { timeoutMs: serviceTimeoutMs });
     this.ledger = new Ledger(
       (method, path, query, body) => this.#api(method, `/v1/ledger/${path}`, query, body),
@@ -91,15 +100,18 @@ export class Memory {
    * @param {() => number} [options.clock] milliseconds since the epoch (default Date.now).
    * @param {(agentId: string, service: string) => Promise<object>} [options.serviceFetcher] the service-state cache's upstream.
    * @param {number} [options.serviceTimeoutMs] its deadline (default 10,000).
+   * @param {string | false} [options.broadcast] the BroadcastChannel through which memories on the same storage (other tabs) hear of each other's writes; default the IndexedDBStore's, none for other stores.
    */
   static async open(options = {}) {
-    const { store, namespace, snapshotEveryOps, chunkBytes, keyPrefix, clock, embedder, serviceFetcher, serviceTimeoutMs } = options;
+    const { store, namespace, snapshotEveryOps, chunkBytes, keyPrefix, clock, embedder, serviceFetcher, serviceTimeoutMs, broadcast } = options;
     const opts = toJson(
       { namespace, snapshot_every_ops: snapshotEveryOps, chunk_bytes: chunkBytes, key_prefix: keyPrefix },
       "options",
     );
     const core = await call(() => MemoryCore.open(store, opts, clock));
-    return new Memory(core, { embedder, serviceFetcher, serviceTimeoutMs });
+    // Tabs on one IndexedDB database hear of each other's writes, unless `broadcast: false`.
+    const channelName = broadcast === false ? undefined : typeof broadcast === "string" ? broadcast : store?.feedChannel?.(keyPrefix ?? "");
+    return new Memory(core, { embedder, serviceFetcher, serviceTimeoutMs, channelName });
   }
 
   /**
@@ -135,6 +147,8 @@ export class Memory {
    * a failed summarizer is reported in `compaction_error`, nothing is lost.
    */
   async putSession(sessionId, session = {}, { model, contextWindowMax, summarizer, timeoutMs } = {}) {
+    const newest = this.schemas.newest("session_data");
+    if (newest !== undefined && session && typeof session === "object" && session.data_schema_version == null) session = { ...session, data_schema_version: newest };
     if (model === undefined && contextWindowMax === undefined) {
       return JSON.parse(await call(() => this.#core.putSession(checkId(sessionId), toJson(session, "session"))));
     }
@@ -228,7 +242,23 @@ export class Memory {
    * `exactNumbers`, numbers a double cannot hold come back as
    * `ExactNumber`s holding the text that was stored.
    */
-  async getSession(sessionId, { userId, recentMessagesLimit, model, contextWindowMax, exactNumbers = false } = {}) {
+  async getSession(sessionId, options = {}) {
+    const s = await this.#readSession(sessionId, options);
+    if (s === null) return null;
+    // A JS migration chain (`schemas.register`) runs here; a declarative one already ran in the store.
+    const migrated = await this.schemas.run("session_data", s.data, s.data_schema_version ?? 1);
+    if (!migrated) return s;
+    const body = toJson({ from_version: s.data_schema_version ?? 1, to_version: migrated.to, data: migrated.state }, "data");
+    try {
+      await this.#api("POST", `${sessionPath(sessionId)}/data/migrate`, "", body);
+    } catch (err) {
+      // Another writer migrated or rewrote it meanwhile: read theirs.
+      if (err.code !== "schema_version_changed") throw err;
+    }
+    return this.#readSession(sessionId, options);
+  }
+
+  async #readSession(sessionId, { userId, recentMessagesLimit, model, contextWindowMax, exactNumbers = false } = {}) {
     if (model !== undefined || contextWindowMax !== undefined) {
       // With a window, AMS's GET also reports the context gauges.
       await encodingFor(model);
@@ -281,6 +311,7 @@ export class Memory {
 
   /** Frees the wasm memory behind this object. */
   free() {
+    this.#feed.close();
     this.#core.free();
   }
 }

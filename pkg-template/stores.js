@@ -47,8 +47,18 @@ function request(req) {
 /** IndexedDB, for browsers. A put resolves when its transaction has committed. */
 export class IndexedDBStore {
   #db;
-  constructor(db) {
+  #name;
+  constructor(db, name = db?.name ?? "edgemem") {
     this.#db = db;
+    this.#name = name;
+  }
+
+  /**
+   * The BroadcastChannel name through which memories on this database (in
+   * other tabs) hear of each other's writes.
+   */
+  feedChannel(keyPrefix = "") {
+    return `edgemem:${this.#name}:${keyPrefix}`;
   }
 
   /**
@@ -64,7 +74,7 @@ export class IndexedDBStore {
     }
     const req = indexedDB.open(name, 1);
     req.onupgradeneeded = () => req.result.createObjectStore("kv");
-    return new IndexedDBStore(await request(req));
+    return new IndexedDBStore(await request(req), name);
   }
 
   #tx(mode, fn) {

@@ -12,6 +12,7 @@ import { wireLedgerEvents, resetLedger, openLedger } from "./ledger.js";
 import { wireBudget } from "./budget.js";
 import { wireChat, resetChat, openChat } from "./chat.js";
 import { wireLongTerm, resetLongTerm, openLongTerm } from "./longterm.js";
+import { followFeed } from "./live.js";
 
 const KEY_NAMESPACE = "edgemem-demo:namespace";
 const KEY_TOKEN = "edgemem-demo:token";
@@ -169,6 +170,15 @@ async function switchBackend() {
     ui.workerInfo.hidden = true;
   }
   await refreshList();
+  // A write elsewhere (another window, another client of the Worker) shows
+  // in the Live panel and refreshes the session list without a reload.
+  followFeed((e) => {
+    if (gen !== state.generation || !e.kind.startsWith("working_memory.")) return;
+    run(async () => {
+      await refreshList();
+      if (state.selectedId !== null && state.selectedId === e.key) renderSession(await state.backend.get(e.key));
+    });
+  });
   const last = localStorage.getItem(state.backend.selectionKey);
   if (last !== null && gen === state.generation) await select(last);
   if (gen === state.generation) await openLedger();

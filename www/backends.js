@@ -152,6 +152,8 @@ export function workerBackend(namespace, token) {
 
   return {
     kind: "worker",
+    namespace,
+    token,
     selectionKey: `edgemem-demo:selected:worker:${namespace}`,
     list: () => request("GET", `/v1/working-memory/`, undefined, `&limit=${LIST_LIMIT}`),
     get,

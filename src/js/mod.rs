@@ -250,6 +250,16 @@ impl MemoryCore {
         })
     }
 
+    /// Catches up with writes another process (a second tab) made to the
+    /// same store; resolves to the JSON text of the events picked up.
+    #[wasm_bindgen(js_name = catchUp)]
+    pub fn catch_up(&self) -> Promise {
+        promise(&self.inner, |inner| async move {
+            let events = inner.store.catch_up().await.map_err(|e| to_js_error(&e))?;
+            json_text(&serde_json::to_value(&events).map_err(|e| to_js_error(&Error::Internal { detail: e.to_string() }))?)
+        })
+    }
+
     /// Writes a snapshot now and truncates the log; resolves to the stats.
     pub fn snapshot(&self) -> Promise {
         promise(&self.inner, |inner| async move {

@@ -313,6 +313,30 @@ impl<B: Backend> Store<B> {
         &self.flights
     }
 
+    /// Catches up with writes another process made to the same storage (a
+    /// second browser tab on one IndexedDB database): when the log holds a
+    /// record after the last one applied, or the head covers more, the
+    /// state is reloaded from storage. Answers the events of the writes it
+    /// picked up (as far as the recent-event ring keeps them).
+    pub async fn catch_up(&self) -> Result<Vec<FeedEvent>> {
+        let mut inner = self.inner.lock().await;
+        inner.heal().await?;
+        let last = inner.engine.last_seq();
+        let prefix = inner.config.key_prefix.clone();
+        let ahead = inner.backend.get(&keys::log_key(&prefix, last + 1)).await?.is_some()
+            || match inner.backend.get(&keys::head_key(&prefix)).await? {
+                Some(bytes) => crate::core::codec::Head::decode(&bytes)?.last_seq > last,
+                None => false,
+            };
+        if !ahead {
+            return Ok(Vec::new());
+        }
+        inner.poisoned = true;
+        inner.heal().await?;
+        let now_last = inner.engine.last_seq();
+        Ok(inner.events.since(last.min(now_last), now_last, &Interest::default(), limits::FEED_EVENTS_KEPT)?.events)
+    }
+
     /// Process-local counters (tool-cache hits and misses).
     pub fn counters(&self) -> &Counters {
         &self.counters
@@ -433,7 +457,7 @@ impl<B: Backend> Inner<B> {
             self.poisoned = false;
             // The ring only ever held durable changes; keep it unless the
             // reloaded state disagrees with it.
-            if self.events.newest_seq().is_some_and(|s| s != self.engine.last_seq()) {
+            if self.events.newest_seq().unwrap_or(0) != self.engine.last_seq() {
                 self.events = found.events;
             }
         }

@@ -149,6 +149,35 @@ test("IndexedDB backend: create, append, typed error, delete, survive a reload",
   }
 });
 
+test("Live changes: a write in one window appears in the other without a reload, in the page and on the Worker", { timeout: TEST_TIMEOUT_MS }, async () => {
+  const one = await openPage();
+  const two = await openPage();
+  try {
+    await load(one.page);
+    await load(two.page);
+    const id = `live-${Date.now()}`;
+    await createSession(one.page, id);
+    // The other window hears it through BroadcastChannel and catches up with IndexedDB.
+    await two.page.locator(`#live-events li[data-key="${id}"]`).first().waitFor();
+    await two.page.locator("#session-list", { hasText: id }).waitFor();
+    // On the Worker: over a WebSocket on the tenant's Durable Object.
+    if (!WORKER_TOKEN) {
+      const namespace = `live-${Date.now()}`;
+      await switchToWorker(one.page, namespace);
+      await switchToWorker(two.page, namespace);
+      await two.page.locator("#live-status", { hasText: "following the Worker" }).waitFor();
+      const wid = `live-worker-${Date.now()}`;
+      await createSession(one.page, wid);
+      await two.page.locator(`#live-events li[data-key="${wid}"]`).first().waitFor();
+      await two.page.locator("#session-list", { hasText: wid }).waitFor();
+    }
+    assert.deepEqual([...one.problems, ...two.problems], []);
+  } finally {
+    await one.page.close();
+    await two.page.close();
+  }
+});
+
 test("Worker API backend: create, append, survive a reload", { timeout: TEST_TIMEOUT_MS }, async () => {
   const { page, problems } = await openPage();
   // The Worker's storage outlives test runs, so use a fresh id each time.

@@ -64,3 +64,26 @@ fn a_reopened_store_resumes_from_its_log_and_asks_for_a_resync_past_a_snapshot()
     assert!(page.resync_required && page.events.is_empty());
     assert_eq!(seqs(&run(third.events_since(Some(30), &all, 1_000)).unwrap()), [31]);
 }
+
+/// Two stores on one backend (two browser tabs on one IndexedDB database):
+/// the second catches up with the first's writes, through a snapshot too.
+#[test]
+fn a_second_store_on_the_same_storage_catches_up_with_the_first() {
+    let backend = MemoryBackend::new();
+    let a = run(Store::open(backend.clone(), cfg(4, 1024))).unwrap();
+    let b = run(Store::open(backend.clone(), cfg(4, 1024))).unwrap();
+    assert!(run(b.catch_up()).unwrap().is_empty(), "nothing to pick up");
+    for i in 0..3 {
+        run(a.apply(put(i), now(i))).unwrap();
+    }
+    let picked: Vec<u64> = run(b.catch_up()).unwrap().iter().map(|e| e.seq).collect();
+    assert_eq!(picked, [1, 2, 3]);
+    assert_eq!(run(b.read(|e| e.last_seq())).unwrap(), 3);
+    // Past a snapshot of the first (which deletes the log it covers).
+    for i in 3..9 {
+        run(a.apply(put(i), now(i))).unwrap();
+    }
+    run(b.catch_up()).unwrap();
+    assert_eq!(run(b.read(|e| e.last_seq())).unwrap(), 9);
+    assert_eq!(run(b.read(|e| e.session_count())).unwrap(), 5);
+}
