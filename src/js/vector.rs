@@ -40,8 +40,11 @@ fn js_err(e: &Error) -> JsValue {
     to_js_error(e)
 }
 
+/// Through JSON text: serde_json keeps numbers as text (`arbitrary_precision`),
+/// which serde-wasm-bindgen would hand to JS as a private one-field object.
 fn to_object<T: Serialize>(v: &T) -> Result<JsValue, JsValue> {
-    v.serialize(&serde_wasm_bindgen::Serializer::json_compatible()).map_err(|e| js_err(&Error::Internal { detail: e.to_string() }))
+    let text = serde_json::to_string(v).map_err(|e| js_err(&Error::Internal { detail: e.to_string() }))?;
+    js_sys::JSON::parse(&text)
 }
 
 const OPTION_NAMES: [&str; 8] = ["dim", "metric", "quantization", "sealPoints", "efConstruction", "efSearch", "linksMax", "seed"];

@@ -42,6 +42,8 @@ const ARGS = {
   "EdgememError.constructor": () => ["invalid_input", "a message"],
   "DurableObjectStore.constructor": () => [fakeDurableObjectStorage()],
   "KVStore.constructor": () => [fakeKv()],
+  "ExactNumber.constructor": () => ["1234.567890123456789"],
+  parseExact: () => ['{"price":1234.567890123456789}'],
 };
 
 function fakeDurableObjectStorage() {
@@ -162,6 +164,10 @@ async function instances() {
     DurableObjectStore: new edgemem.DurableObjectStore(fakeDurableObjectStorage()),
     KVStore: new edgemem.KVStore(fakeKv()),
     EdgememError: new edgemem.EdgememError("invalid_input", "x"),
+    ExactNumber: new edgemem.ExactNumber("1.5"),
+    ServiceCache: memory.services,
+    Schemas: memory.schemas,
+    Profiles: memory.profiles,
   };
 }
 
