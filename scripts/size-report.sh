@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
 # Prints the gzip size of the npm wasm and of the Worker bundle, and fails past
-# the budgets. They sit about 5 % above the sizes measured (issue 16, after
-# the msgpack reader: 763 KB and 923 KB gzip), so any growth is a decision; issue 16's goals (600 KB
-# and 800 KB) are not reached yet, and each cut toward them lowers these.
+# the budgets. They sit about 3 % above the sizes measured, so any growth is a
+# decision; issue 16's goals (600 KB and 800 KB) are not reached, and each cut
+# toward them lowers these.
+#
+# History: 763 KB / 923 KB after issue 16's msgpack reader. Issue 11 (the
+# live feed over WebSocket and event streams, the service-state cache,
+# profiles and user schemas, numbers kept as their text) took them to 878 KB /
+# 1,061 KB: a decision, recorded here and in the issue's closing note. Most of
+# the growth is serde's derived code for the new ops and bodies (twiggy: the
+# op enums' visitors are among the largest functions).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-NPM_WASM_GZIP_BYTES_MAX=800000
-WORKER_GZIP_BYTES_MAX=970000
+NPM_WASM_GZIP_BYTES_MAX=905000
+WORKER_GZIP_BYTES_MAX=1095000
 
 gz() { gzip -9c "$@" | wc -c; }
 npm_raw=$(wc -c < pkg/edgemem_bg.wasm)

@@ -19,14 +19,16 @@ function freePort() {
   });
 }
 
-export async function startWranglerDev(root) {
+/** `vars`: extra Worker variables (`--var NAME:VALUE`), for benchmarks and tests. */
+export async function startWranglerDev(root, { vars = {} } = {}) {
   const [port, inspectorPort] = [await freePort(), await freePort()];
   const persistDir = await mkdtemp(join(tmpdir(), "edgemem-wrangler-"));
   const log = [];
   const child = spawn(
     join(root, "node_modules/.bin/wrangler"),
     ["dev", "--local", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspectorPort),
-      "--persist-to", persistDir, "--show-interactive-dev-session=false"],
+      "--persist-to", persistDir, "--show-interactive-dev-session=false",
+      ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`])],
     {
       cwd: root,
       detached: true,
