@@ -257,6 +257,19 @@ impl AgentState {
         self.schemas.get(kind).map_or(1, |s| s.version)
     }
 
+    /// What state of `kind` at `from_version` becomes at `to_version`: a
+    /// host's own migration (`given`), or the registered chain run on `current`.
+    pub fn migrated(&self, kind: &str, from_version: u32, to_version: u32, given: Option<&Map<String, Value>>, current: &Map<String, Value>) -> Result<Map<String, Value>> {
+        if let Some(g) = given {
+            return Ok(g.clone());
+        }
+        let schema = self.schemas.get(kind).ok_or_else(|| Error::not_found("schema", kind))?;
+        if to_version != schema.version {
+            return Err(Error::invalid("to_version", format!("the registered chain reaches {}", schema.version)));
+        }
+        schema.migrate(kind, from_version, current)
+    }
+
     pub fn profile(&self, agent_id: &str) -> Option<&Profile> {
         self.profiles.get(agent_id)
     }
@@ -316,16 +329,7 @@ impl AgentState {
                 if p.schema_version != *from_version {
                     return Err(Error::conflict(ConflictCode::SchemaVersionChanged, format!("the profile is at version {}, not {from_version}", p.schema_version)));
                 }
-                let migrated = match fields {
-                    Some(f) => f.clone(),
-                    None => {
-                        let schema = self.schemas.get("profile").ok_or_else(|| Error::not_found("schema", "profile"))?;
-                        if *to_version != schema.version {
-                            return Err(Error::invalid("to_version", format!("the registered chain reaches {}", schema.version)));
-                        }
-                        schema.migrate("profile", *from_version, &p.fields)?
-                    }
-                };
+                let migrated = self.migrated("profile", *from_version, *to_version, fields.as_ref(), &p.fields)?;
                 let next = Profile { fields: migrated, schema_version: *to_version, ..p.clone() };
                 self.store(agent_id, next, now)
             }

@@ -277,16 +277,8 @@ impl Engine {
                 if at != *from_version {
                     return Err(Error::conflict(crate::core::error::ConflictCode::SchemaVersionChanged, format!("session {session_id:?} data is at version {at}, not {from_version}")));
                 }
-                let migrated = match data {
-                    Some(d) => d.clone(),
-                    None => {
-                        let schema = self.agent_state.schema("session_data").ok_or_else(|| Error::not_found("schema", "session_data"))?;
-                        if *to_version != schema.version {
-                            return Err(Error::invalid("to_version", format!("the registered chain reaches {}", schema.version)));
-                        }
-                        schema.migrate("session_data", *from_version, s.data.as_ref().unwrap_or(&serde_json::Map::new()))?
-                    }
-                };
+                let empty = serde_json::Map::new();
+                let migrated = self.agent_state.migrated("session_data", *from_version, *to_version, data.as_ref(), s.data.as_ref().unwrap_or(&empty))?;
                 let mut next = s.clone();
                 next.data = Some(migrated);
                 next.data_schema_version = Some(*to_version);
