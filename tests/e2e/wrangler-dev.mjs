@@ -19,10 +19,14 @@ function freePort() {
   });
 }
 
-/** `vars`: extra Worker variables (`--var NAME:VALUE`), for benchmarks and tests. */
-export async function startWranglerDev(root, { vars = {} } = {}) {
+/**
+ * `vars`: extra Worker variables (`--var NAME:VALUE`), for benchmarks and
+ * tests. `persistDir`: keep state there (and leave it) across a restart;
+ * default a fresh directory removed on stop.
+ */
+export async function startWranglerDev(root, { vars = {}, persistDir: keep } = {}) {
   const [port, inspectorPort] = [await freePort(), await freePort()];
-  const persistDir = await mkdtemp(join(tmpdir(), "edgemem-wrangler-"));
+  const persistDir = keep ?? (await mkdtemp(join(tmpdir(), "edgemem-wrangler-")));
   const log = [];
   const child = spawn(
     join(root, "node_modules/.bin/wrangler"),
@@ -44,7 +48,7 @@ export async function startWranglerDev(root, { vars = {} } = {}) {
       process.kill(-child.pid, "SIGTERM");
     } catch {}
     await new Promise((r) => (child.exitCode !== null ? r() : child.once("exit", r)));
-    await rm(persistDir, { recursive: true, force: true });
+    if (!keep) await rm(persistDir, { recursive: true, force: true });
   };
   const deadline = Date.now() + STARTUP_TIMEOUT_MS;
   while (Date.now() < deadline) {
