@@ -92,8 +92,10 @@ async fn refresh<B: Backend>(store: &Store<B>, host: &dyn Services, agent_id: &s
 /// through the upstream (one call per key, shared by concurrent gets).
 pub async fn get_state<B: Backend>(store: &Store<B>, host: &dyn Services, agent_id: &str, service: &str, now: Millis, opts: GetOptions) -> Result<Value> {
     validate_id("agent_id", agent_id)?;
-    store.read(|e| e.services().ttl_seconds(service)).await??;
-    let before = cached(store, agent_id, service, now).await?;
+    // The service must be registered; its cached state, if any, is read under the same lock.
+    let before = store
+        .read(|e| e.services().ttl_seconds(service).map(|_| e.services().lookup(agent_id, service, now).map(|(c, f)| (c.clone(), f))))
+        .await??;
     if let (Some((c, Freshness::Fresh)), false) = (&before, opts.force_refresh) {
         return answer(agent_id, service, c, now, Source::Cache, false);
     }
@@ -137,15 +139,14 @@ pub async fn portfolio_snapshot<B: Backend>(store: &Store<B>, host: &dyn Service
         return Err(Error::LimitExceeded { what: "services in one snapshot".into(), limit: limits::SERVICE_SNAPSHOT_SERVICES_MAX as u64 });
     }
     let answers = join_all(names.iter().map(|s| get_state(store, host, agent_id, s, now, GetOptions::default()))).await;
+    let t = totals(names.iter().zip(&answers).filter_map(|(name, a)| a.as_ref().ok().map(|v| (name.as_str(), &v["state"]))));
     let mut out = Map::new();
-    let mut texts: Vec<(String, String)> = Vec::new();
     let (mut ok, mut failed) = (0, 0);
     for (name, a) in names.iter().zip(answers) {
         match a {
-            Ok(v) => {
+            Ok(mut v) => {
                 ok += 1;
-                texts.push((name.clone(), v["state"].to_string()));
-                out.insert(name.clone(), json!({ "state": v["state"], "age_ms": v["age_ms"], "source": v["source"] }));
+                out.insert(name.clone(), json!({ "state": v["state"].take(), "age_ms": v["age_ms"], "source": v["source"] }));
             }
             Err(e) => {
                 failed += 1;
@@ -153,7 +154,6 @@ pub async fn portfolio_snapshot<B: Backend>(store: &Store<B>, host: &dyn Service
             }
         }
     }
-    let t = totals(texts.iter().map(|(s, t)| (s.as_str(), t.as_str())));
     let by_asset: Map<String, Value> = t.by_asset.iter().map(|(a, d)| (a.clone(), Value::String(d.to_string()))).collect();
     let skipped: Vec<Value> = t.skipped.iter().map(|(s, why)| json!({ "service": s, "reason": why })).collect();
     Ok(json!({

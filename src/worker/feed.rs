@@ -58,6 +58,11 @@ fn slow_reason(since: u64) -> String {
     format!("slow consumer: resume with since={since}")
 }
 
+/// The last frame of an event stream whose reader fell too far behind.
+fn sse_close(since: u64) -> Vec<u8> {
+    format!("event: close\ndata: {{\"code\":{CLOSE_SLOW_CONSUMER},\"reason\":\"{}\",\"since\":{since}}}\n\n", slow_reason(since)).into_bytes()
+}
+
 impl Hub {
     pub fn new(state: Rc<State>) -> Hub {
         Hub { state, streams: RefCell::new(Vec::new()) }
@@ -96,8 +101,7 @@ impl Hub {
                 Offer::Skip => !s.tx.is_closed(),
                 Offer::Send(text) => s.tx.unbounded_send((e.seq, sse_frame(e.seq, &text))).is_ok(),
                 Offer::Overflow => {
-                    let close = format!("{{\"code\":{CLOSE_SLOW_CONSUMER},\"reason\":\"{}\",\"since\":{}}}", slow_reason(sub.sent_seq), sub.sent_seq);
-                    let _ = s.tx.unbounded_send((sub.sent_seq, format!("event: close\ndata: {close}\n\n").into_bytes()));
+                    let _ = s.tx.unbounded_send((sub.sent_seq, sse_close(sub.sent_seq)));
                     false
                 }
             }
@@ -172,7 +176,7 @@ impl Hub {
                 let sub = Rc::new(RefCell::new(sub));
                 if overflow {
                     let since = sub.borrow().sent_seq;
-                    let _ = tx.unbounded_send((since, format!("event: close\ndata: {{\"code\":{CLOSE_SLOW_CONSUMER},\"since\":{since}}}\n\n").into_bytes()));
+                    let _ = tx.unbounded_send((since, sse_close(since)));
                 } else {
                     self.streams.borrow_mut().push(Stream { sub: sub.clone(), interest, tx });
                 }

@@ -187,7 +187,8 @@ pub struct Totals {
     pub skipped: Vec<(String, String)>,
 }
 
-/// Sums the amounts of `(service, state JSON)` pairs by asset. A state
+/// Sums the amounts of `(service, state)` pairs by asset (states parsed
+/// with serde_json's `arbitrary_precision`, so each number still has its text). A state
 /// contributes through any of:
 /// - `balances` or `portfolio`: an object `{asset: amount}`, or a list of
 ///   `{asset | currency, amount | balance}`;
@@ -195,10 +196,10 @@ pub struct Totals {
 ///
 /// Amounts are JSON numbers (read from their text) or decimal strings;
 /// anything else skips that service, whole, and says why.
-pub fn totals<'a>(states: impl IntoIterator<Item = (&'a str, &'a str)>) -> Totals {
+pub fn totals<'a>(states: impl IntoIterator<Item = (&'a str, &'a Value)>) -> Totals {
     let mut t = Totals::default();
-    for (service, text) in states {
-        match service_amounts(text) {
+    for (service, state) in states {
+        match service_amounts(state) {
             Ok(amounts) => {
                 let mut sums = t.by_asset.clone();
                 let mut overflow = None;
@@ -234,9 +235,8 @@ fn amount(v: &Value) -> std::result::Result<Decimal, String> {
     parsed.map(|d| d.normalize()).map_err(|e| format!("amount {text}: {e}"))
 }
 
-fn service_amounts(text: &str) -> std::result::Result<Vec<(String, Decimal)>, String> {
-    let v: Value = serde_json::from_str(text).map_err(|e| format!("state is not JSON: {e}"))?;
-    let Value::Object(top) = v else { return Ok(Vec::new()) };
+fn service_amounts(state: &Value) -> std::result::Result<Vec<(String, Decimal)>, String> {
+    let Value::Object(top) = state else { return Ok(Vec::new()) };
     let mut out = Vec::new();
     for field in ["balances", "portfolio"] {
         match top.get(field) {

@@ -1,5 +1,10 @@
 use super::*;
 
+/// States as the cache parses them: numbers keep their text.
+fn parsed<'a>(states: &[(&'a str, &str)]) -> Vec<(&'a str, Value)> {
+    states.iter().map(|(s, t)| (*s, serde_json::from_str(t).unwrap())).collect()
+}
+
 fn put(agent: &str, service: &str, state: &str) -> ServiceOp {
     ServiceOp::Put { agent_id: agent.into(), service: service.into(), state: state.into(), written: false }
 }
@@ -60,13 +65,14 @@ fn oversized_states_and_too_many_entries_are_refused_whole() {
 
 #[test]
 fn totals_are_exact_decimals_read_from_the_json_text() {
-    let t = totals([
+    let states = parsed(&[
         ("wallet", r#"{"balances":{"USDC":0.1,"BTC":"0.00000001"}}"#),
         ("trading", r#"{"portfolio":[{"asset":"USDC","amount":0.2}]}"#),
         ("escrow", r#"{"balance":1234567890123456789.012345678,"currency":"EUR"}"#),
         ("casino", r#"{"balances":{"USDC":"lots"}}"#),
         ("faucet", r#"{"note":"no amounts"}"#),
     ]);
+    let t = totals(states.iter().map(|(s, v)| (*s, v)));
     assert_eq!(t.by_asset["USDC"].to_string(), "0.3", "0.1 + 0.2 is 0.3, not 0.30000000000000004");
     assert_eq!(t.by_asset["BTC"].to_string(), "0.00000001");
     assert_eq!(t.by_asset["EUR"].to_string(), "1234567890123456789.012345678", "28 significant digits survive");
@@ -78,7 +84,8 @@ fn totals_are_exact_decimals_read_from_the_json_text() {
 fn an_overflowing_total_skips_the_service_that_overflows_it() {
     let max = Decimal::MAX.to_string();
     let a = format!(r#"{{"balances":{{"X":{max}}}}}"#);
-    let t = totals([("one", a.as_str()), ("two", a.as_str())]);
+    let states = parsed(&[("one", a.as_str()), ("two", a.as_str())]);
+    let t = totals(states.iter().map(|(s, v)| (*s, v)));
     assert_eq!(t.by_asset["X"], Decimal::MAX);
     assert_eq!(t.skipped.iter().map(|s| s.0.as_str()).collect::<Vec<_>>(), ["two"]);
 }
