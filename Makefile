@@ -29,10 +29,20 @@ worker: setup
 
 build: site worker
 
+# Without EDGEMEM_ADMIN_TOKEN: local dev mode, auth off (honoured on loopback
+# only). With it: auth enforced exactly as deployed.
 demo: build
 	mkdir -p .edgemem-dev/state
+	@if [ -n "$${EDGEMEM_ADMIN_TOKEN:-}" ]; then \
+	  echo "edgemem demo: auth ENFORCED as deployed (admin token from EDGEMEM_ADMIN_TOKEN)"; \
+	  auth=(--var "EDGEMEM_ADMIN_TOKEN:$$EDGEMEM_ADMIN_TOKEN"); \
+	else \
+	  printf '\n%s\n%s\n\n' "!!! edgemem DEV MODE: auth is OFF (honoured on 127.0.0.1 only; never deploy this way)" \
+	    "!!! EDGEMEM_ADMIN_TOKEN=... make demo enforces auth exactly as deployed"; \
+	  auth=(--var EDGEMEM_DEV_MODE:1); \
+	fi; \
 	node_modules/.bin/wrangler dev --local --ip 127.0.0.1 --port $(DEMO_PORT) \
-	  --persist-to .edgemem-dev/state --show-interactive-dev-session=false
+	  --persist-to .edgemem-dev/state --show-interactive-dev-session=false "$${auth[@]}"
 
 test: build test-native test-wasm test-js test-worker test-browser test-ams size
 

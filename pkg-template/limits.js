@@ -156,6 +156,21 @@ export const LIMITS = Object.freeze({
   EPISODES_MAX: 1000000,
   EPISODES_BYTES_MAX: 33554432,
   EPISODES_RECENT_MAX: 1000,
+  API_KEYS_MAX: 10000,
+  BEARER_TOKEN_BYTES_MAX: 256,
+  API_KEYS_LIST_MAX: 1000,
+  KEY_ROTATE_GRACE_SECONDS_MAX: 604800,
+  RATE_PER_SECOND_DEFAULT: 100,
+  RATE_PER_SECOND_CEILING: 10000,
+  RATE_BURST_DEFAULT: 200,
+  RATE_BURST_CEILING: 20000,
+  TENANT_RECORDS_DEFAULT: 100000,
+  TENANT_BYTES_DEFAULT: 67108864,
+  TENANT_LEDGER_ACCOUNTS_DEFAULT: 100000,
+  REQUEST_JSON_DEPTH_MAX: 40,
+  DIRECTORY_ENTRY_GRACE_MS: 60000,
+  DIRECTORY_NAMESPACES_PER_ID_MAX: 64,
+  CORS_ORIGINS_MAX: 32,
 });
 /** The transfer result named by each integer of `createTransferBatch`'s `results` (declaration order of the Rust enum). */
 export const TRANSFER_RESULT_CODES = Object.freeze(["created", "exists", "exists_with_different_debit_account", "exists_with_different_credit_account", "exists_with_different_amount", "exists_with_different_flags", "exists_with_different_timeout", "exists_with_different_metadata", "linked_event_failed", "linked_event_chain_open", "accounts_must_be_different", "debit_account_not_found", "credit_account_not_found", "accounts_must_have_the_same_asset", "timeout_reserved_for_pending_transfer", "exceeds_credits", "exceeds_debits", "exceeds_max_transfer", "overflows_debits", "overflows_credits", "ledger_full", "pending_transfer_not_found", "pending_transfer_not_pending", "pending_transfer_already_posted", "pending_transfer_already_voided", "pending_transfer_expired", "exceeds_pending_transfer_amount"]);

@@ -45,10 +45,6 @@ function followLocal(memory) {
 }
 
 function followWorker(namespace, token) {
-  if (token) {
-    status("the live feed needs a Worker without a token (a browser WebSocket cannot send one)");
-    return () => {};
-  }
   let ws = null;
   let since = null;
   let closed = false;
@@ -58,7 +54,9 @@ function followWorker(namespace, token) {
     url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
     url.searchParams.set("namespace", namespace);
     if (since !== null) url.searchParams.set("since", String(since));
-    ws = new WebSocket(url);
+    // A browser WebSocket cannot send an Authorization header: the key
+    // travels as a subprotocol, and the Worker answers "edgemem".
+    ws = token ? new WebSocket(url, ["edgemem", `bearer.${token}`]) : new WebSocket(url);
     ws.onopen = () => status(`following the Worker's namespace "${namespace}"`);
     ws.onmessage = (m) => {
       const e = JSON.parse(m.data);

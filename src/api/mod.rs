@@ -15,6 +15,9 @@ pub mod history;
 pub mod ledger;
 pub mod longterm;
 pub mod services;
+pub mod quota;
+pub mod routes;
+pub mod tenancy;
 pub mod tools;
 pub mod working_memory;
 
@@ -83,6 +86,10 @@ pub fn status_of(err: &Error) -> u16 {
     match err {
         Error::InvalidJson { .. } | Error::InvalidQuery { .. } => 400,
         Error::Unauthorized => 401,
+        Error::NamespaceForbidden { .. } | Error::ScopeForbidden { .. } | Error::QuotaExceeded { .. } => 403,
+        Error::RateLimited { .. } => 429,
+        Error::UnsupportedMediaType { .. } => 415,
+        Error::AuthNotConfigured => 503,
         Error::NotFound { .. } => 404,
         Error::Conflict { .. } => 409,
         Error::Rejected { .. } | Error::InvalidVector { .. } => 422,
@@ -189,24 +196,6 @@ pub fn parse_json<T: DeserializeOwned>(body: &[u8]) -> Result<T> {
         serde_json::error::Category::Data => Error::invalid("body", e.to_string()),
         _ => Error::InvalidJson { detail: e.to_string() },
     })
-}
-
-/// Checks a bearer token. `expected = None` means auth is switched off
-/// (local development). The comparison takes the same time wherever the
-/// first difference is.
-pub fn check_auth(authorization: Option<&str>, expected: Option<&str>) -> Result<()> {
-    let Some(expected) = expected else { return Ok(()) };
-    let given = authorization.and_then(|h| h.strip_prefix("Bearer ")).ok_or(Error::Unauthorized)?;
-    let (a, b) = (given.as_bytes(), expected.as_bytes());
-    let mut diff = (a.len() ^ b.len()) as u8 | u8::from(a.len() != b.len());
-    for i in 0..a.len().min(b.len()) {
-        diff |= a[i] ^ b[i];
-    }
-    if diff == 0 {
-        Ok(())
-    } else {
-        Err(Error::Unauthorized)
-    }
 }
 
 /// The path segments after `/v1/`, percent-decoded.

@@ -69,6 +69,18 @@ codes! {
 }
 
 codes! {
+    /// Which per-tenant quota an [`Error::QuotaExceeded`] names. HTTP 403.
+    QuotaCode {
+        /// Long-term records held by the tenant.
+        Records => "records_quota_exceeded",
+        /// Bytes the tenant's state takes in storage (snapshot and log).
+        Bytes => "bytes_quota_exceeded",
+        /// Ledger accounts held by the tenant.
+        LedgerAccounts => "ledger_accounts_quota_exceeded",
+    }
+}
+
+codes! {
     /// Why an [`Error::Rejected`] that is not a transfer result. HTTP 422.
     RuleCode {
         /// The agent's tool allow-list does not name the tool.
@@ -138,8 +150,29 @@ pub enum Error {
     /// shape it cannot change, or a JS migration threw). Nothing was
     /// written. HTTP 422.
     MigrationFailed { what: String, reason: String },
-    /// Missing or wrong bearer token. HTTP 401.
+    /// Missing or wrong bearer token, or a key that is revoked or expired
+    /// (the answer never says which). HTTP 401.
     Unauthorized,
+    /// The key is valid but does not cover the namespace the request names.
+    /// A memory id of another tenant is 404 instead, so ids cannot be
+    /// probed. HTTP 403.
+    NamespaceForbidden { namespace: String },
+    /// The key lacks the scope (`read`, `write`, `admin`) the route needs.
+    /// HTTP 403.
+    ScopeForbidden { scope: String },
+    /// A deployed Worker has neither an admin token nor a key to check
+    /// requests against: it refuses everything rather than run open.
+    /// HTTP 503.
+    AuthNotConfigured,
+    /// The key's token bucket is empty; retry after the given time (also
+    /// sent as `Retry-After`). Nothing was changed. HTTP 429.
+    RateLimited { retry_after_ms: u64 },
+    /// The write would take the tenant past a quota ([`QuotaCode`] says
+    /// which). Nothing was changed. HTTP 403.
+    QuotaExceeded { quota: QuotaCode, used: u64, limit: u64 },
+    /// A request body that is not JSON (`Content-Type` other than
+    /// `application/json`). HTTP 415.
+    UnsupportedMediaType { content_type: String },
     /// A shared capacity is full (live subscribers of one tenant). Nothing
     /// was changed; retry later. HTTP 503.
     Overloaded { what: String, limit: u64 },
@@ -192,6 +225,12 @@ impl Error {
             Error::HookFailed { .. } => "hook_failed",
             Error::MigrationFailed { .. } => "migration_failed",
             Error::Unauthorized => "unauthorized",
+            Error::NamespaceForbidden { .. } => "namespace_forbidden",
+            Error::ScopeForbidden { .. } => "scope_forbidden",
+            Error::AuthNotConfigured => "auth_not_configured",
+            Error::RateLimited { .. } => "rate_limited",
+            Error::QuotaExceeded { quota, .. } => quota.as_str(),
+            Error::UnsupportedMediaType { .. } => "unsupported_media_type",
             Error::Overloaded { .. } => "overloaded",
             Error::Upstream { .. } => "upstream_error",
             Error::UpstreamTimeout { .. } => "upstream_timeout",
@@ -256,6 +295,11 @@ impl Error {
             "hook_failed",
             "migration_failed",
             "unauthorized",
+            "namespace_forbidden",
+            "scope_forbidden",
+            "auth_not_configured",
+            "rate_limited",
+            "unsupported_media_type",
             "overloaded",
             "upstream_error",
             "upstream_timeout",
@@ -270,6 +314,7 @@ impl Error {
         ];
         all.extend(ConflictCode::ALL.iter().map(|c| c.as_str()));
         all.extend(VectorCode::ALL.iter().map(|c| c.as_str()));
+        all.extend(QuotaCode::ALL.iter().map(|c| c.as_str()));
         all.extend(RuleCode::ALL.iter().map(|c| c.as_str()));
         all.extend(TransferResult::ALL.iter().filter(|r| !r.is_ok()).map(|r| r.as_str()));
         all
@@ -298,6 +343,12 @@ impl fmt::Display for Error {
             Error::HookFailed { hook, reason } => write!(f, "{hook} hook failed: {reason}; nothing was changed"),
             Error::MigrationFailed { what, reason } => write!(f, "migration of {what} failed, nothing was written: {reason}"),
             Error::Unauthorized => write!(f, "missing or invalid bearer token"),
+            Error::NamespaceForbidden { namespace } => write!(f, "this key does not cover namespace {namespace:?}"),
+            Error::ScopeForbidden { scope } => write!(f, "this key lacks the {scope} scope"),
+            Error::AuthNotConfigured => write!(f, "auth is not configured: set the EDGEMEM_ADMIN_TOKEN secret and create a key (see the README)"),
+            Error::RateLimited { retry_after_ms } => write!(f, "rate limit reached; retry after {retry_after_ms} ms"),
+            Error::QuotaExceeded { quota, used, limit } => write!(f, "{}: the tenant holds {used} of {limit}", quota.as_str().replace('_', " ")),
+            Error::UnsupportedMediaType { content_type } => write!(f, "content type {content_type:?} is not accepted; send application/json"),
             Error::Overloaded { what, limit } => write!(f, "{what} are at their limit of {limit}; retry later"),
             Error::Upstream { service, status, detail } => write!(f, "service {service}: upstream answered {status}{}{detail}", if detail.is_empty() { "" } else { ": " }),
             Error::UpstreamTimeout { service, timeout_ms } => write!(f, "service {service}: upstream did not answer within {timeout_ms} ms"),
@@ -335,6 +386,12 @@ mod tests {
             Error::HookFailed { hook: "summarizer".into(), reason: String::new() },
             Error::MigrationFailed { what: "profile".into(), reason: String::new() },
             Error::Unauthorized,
+            Error::NamespaceForbidden { namespace: "n".into() },
+            Error::ScopeForbidden { scope: "write".into() },
+            Error::AuthNotConfigured,
+            Error::RateLimited { retry_after_ms: 1 },
+            Error::QuotaExceeded { quota: QuotaCode::Records, used: 1, limit: 1 },
+            Error::UnsupportedMediaType { content_type: "text/plain".into() },
             Error::Overloaded { what: "subscribers".into(), limit: 1 },
             Error::Upstream { service: "wallet".into(), status: 500, detail: String::new() },
             Error::UpstreamTimeout { service: "wallet".into(), timeout_ms: 1 },

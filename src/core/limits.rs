@@ -409,6 +409,45 @@ limits! {
     pub const EPISODES_BYTES_MAX: usize = 32 * 1024 * 1024;
     /// Events one `recent` call returns.
     pub const EPISODES_RECENT_MAX: usize = 1_000;
+
+    // ---- Tenancy and trust (issue 12) ----
+
+    /// API keys one deployment's key directory holds.
+    pub const API_KEYS_MAX: usize = 10_000;
+    /// A presented bearer token; longer ones are refused unread.
+    pub const BEARER_TOKEN_BYTES_MAX: usize = 256;
+    /// Keys one listing returns.
+    pub const API_KEYS_LIST_MAX: usize = 1_000;
+    /// How long a rotated key's old secret may keep working.
+    pub const KEY_ROTATE_GRACE_SECONDS_MAX: u64 = 7 * 86_400;
+    /// Requests per second a key's token bucket refills by default
+    /// (`EDGEMEM_RATE_PER_SECOND` overrides it up to the ceiling).
+    pub const RATE_PER_SECOND_DEFAULT: u64 = 100;
+    /// The most any key may be given.
+    pub const RATE_PER_SECOND_CEILING: u64 = 10_000;
+    /// A key's burst (bucket size) by default (`EDGEMEM_RATE_BURST`).
+    pub const RATE_BURST_DEFAULT: u64 = 200;
+    /// The largest burst any key may be given.
+    pub const RATE_BURST_CEILING: u64 = 20_000;
+    /// Long-term records one tenant may hold by default
+    /// (`EDGEMEM_QUOTA_RECORDS`, at most [`LTM_RECORDS_MAX`]).
+    pub const TENANT_RECORDS_DEFAULT: u64 = 100_000;
+    /// Bytes one tenant's state may take in storage (snapshot plus log) by
+    /// default (`EDGEMEM_QUOTA_BYTES`, at most [`SNAPSHOT_BYTES_MAX`]).
+    pub const TENANT_BYTES_DEFAULT: u64 = 64 * 1024 * 1024;
+    /// Ledger accounts one tenant may hold by default
+    /// (`EDGEMEM_QUOTA_LEDGER_ACCOUNTS`, at most [`ACCOUNTS_MAX`]).
+    pub const TENANT_LEDGER_ACCOUNTS_DEFAULT: u64 = 100_000;
+    /// Nesting depth of a request body, checked on the raw bytes before
+    /// parsing (room for session data of [`JSON_DEPTH_MAX`] in its envelope).
+    pub const REQUEST_JSON_DEPTH_MAX: usize = JSON_DEPTH_MAX + 8;
+    /// A by-id directory entry younger than this is kept even when its
+    /// tenant does not (yet) hold the record: its create may be in flight.
+    pub const DIRECTORY_ENTRY_GRACE_MS: u64 = 60_000;
+    /// Tenants one id is looked up in by the by-id directory.
+    pub const DIRECTORY_NAMESPACES_PER_ID_MAX: usize = 64;
+    /// Origins in the CORS allow-list (`EDGEMEM_CORS_ORIGINS`).
+    pub const CORS_ORIGINS_MAX: usize = 32;
 }
 
 // One write's compaction must be able to seal the flat segment (see

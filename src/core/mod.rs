@@ -5,6 +5,7 @@
 //! features proves it, since none of those dependencies are even compiled.
 
 pub mod agent_state;
+pub mod auth;
 pub mod budget;
 pub mod codec;
 pub mod engine;

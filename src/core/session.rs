@@ -199,9 +199,10 @@ pub fn validate_id(field: &str, id: &str) -> Result<()> {
     if id.chars().any(|c| c.is_control() || c == '/') {
         return Err(Error::invalid(field, "must not contain control characters or '/'"));
     }
-    // URL path normalization would turn these into other routes.
-    if id == "." || id == ".." {
-        return Err(Error::invalid(field, "must not be '.' or '..'"));
+    // URL path normalization would turn these into other routes, and a
+    // `..` inside an id is never needed and often an attack.
+    if id == "." || id.contains("..") {
+        return Err(Error::invalid(field, "must not be '.' or contain '..'"));
     }
     Ok(())
 }

@@ -176,6 +176,8 @@ pub struct StoreStats {
     pub log_records_since_snapshot: u64,
     pub snapshot_gen: u64,
     pub snapshot_bytes: u64,
+    /// Op-log bytes written since that snapshot.
+    pub log_bytes_since_snapshot: u64,
 }
 
 /// An engine made durable on a backend.
@@ -396,7 +398,7 @@ impl<B: Backend> Store<B> {
         if sweep::leftovers(target, prefix, Some(head), false).await? {
             sweep::repair(target, prefix, Some(head), false).await?;
         }
-        Ok(StoreStats { last_seq: head.last_seq, log_records_since_snapshot: 0, snapshot_gen: head.gen, snapshot_bytes: head.snapshot_bytes })
+        Ok(StoreStats { last_seq: head.last_seq, log_records_since_snapshot: 0, snapshot_gen: head.gen, snapshot_bytes: head.snapshot_bytes, log_bytes_since_snapshot: 0 })
     }
 }
 
@@ -480,6 +482,7 @@ impl<B: Backend> Inner<B> {
             log_records_since_snapshot: self.log_records_since_snapshot,
             snapshot_gen: self.head.map_or(0, |h| h.gen),
             snapshot_bytes: self.head.map_or(0, |h| h.snapshot_bytes),
+            log_bytes_since_snapshot: self.log_bytes_since_snapshot,
         }
     }
 

@@ -166,7 +166,16 @@ impl Hub {
                 } else {
                     pair.server.serialize_attachment(&sub).map_err(internal)?;
                 }
-                Response::from_websocket(pair.client).map(Some).map_err(internal)
+                let resp = Response::from_websocket(pair.client).map_err(internal)?;
+                // A client that authenticated by subprotocol gets it echoed,
+                // or its browser drops the connection.
+                let offered = header("sec-websocket-protocol").is_some_and(|p| p.split(',').any(|x| x.trim() == super::auth::WS_PROTOCOL));
+                if offered {
+                    let h = worker::Headers::new();
+                    h.set("sec-websocket-protocol", super::auth::WS_PROTOCOL).map_err(internal)?;
+                    return Ok(Some(resp.with_headers(h)));
+                }
+                Ok(Some(resp))
             }
             Mode::EventStream => {
                 let (tx, rx) = unbounded::<(u64, Vec<u8>)>();

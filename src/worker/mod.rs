@@ -5,9 +5,11 @@
 //! Static files (the demo page) are served by the runtime's asset layer
 //! before this code runs; only `/v1/*` reaches it.
 
+mod auth;
 mod backend;
 mod budget;
 mod feed;
+mod front;
 mod routing;
 mod services;
 mod upstream;
@@ -16,12 +18,11 @@ use std::cell::Cell;
 use std::rc::Rc;
 
 use futures_util::lock::Mutex;
-use worker::{durable_object, event, Context, DurableObject, Env, Headers, Method, Request, RequestInit, Response, State, WebSocket, WebSocketIncomingMessage};
+use worker::{durable_object, event, Context, DurableObject, Env, Headers, Method, Request, Response, State, WebSocket, WebSocketIncomingMessage};
 
 use crate::api::{self, Ctx};
 use crate::core::error::Error;
 use crate::core::limits;
-use crate::core::session::validate_id;
 use crate::core::time::Millis;
 use crate::store::{Store, StoreConfig};
 use backend::{DoBackend, KvBackend};
@@ -34,6 +35,8 @@ const SNAPSHOTS_BINDING: &str = "SNAPSHOTS";
 const NAMESPACE_HEADER: &str = "x-edgemem-namespace";
 /// The tenant of requests that name none (AMS's default).
 const DEFAULT_NAMESPACE: &str = "default";
+/// Carries the id of the key a request was made with, for the object's log.
+const KEY_ID_HEADER: &str = "x-edgemem-key-id";
 
 type WResult<T> = worker::Result<T>;
 
@@ -48,8 +51,31 @@ fn json_response(r: api::Response) -> WResult<Response> {
     Ok(Response::from_bytes(body)?.with_status(status).with_headers(headers))
 }
 
+/// Errors whose detail may name storage keys or internals: the answer says
+/// only what kind of failure it was and a reference to find the detail in
+/// the Worker's log.
+fn is_internal(code: &str) -> bool {
+    matches!(code, "storage_error" | "internal" | "snapshot_corrupt" | "log_corrupt" | "store_unsuitable" | "schema_version_unsupported")
+}
+
+/// Replaces an internal error's detail with a reference to the log.
+fn scrub(r: &mut api::Response) {
+    let code = r.body["code"].as_str().unwrap_or_default().to_owned();
+    if r.status >= 500 && is_internal(&code) {
+        let reference = crate::core::auth::hex(&random_bits()[..6]);
+        worker::console_error!("edgemem error {reference} ({code}): {}", r.body["detail"].as_str().unwrap_or_default());
+        r.body = serde_json::json!({ "detail": format!("{} (reference {reference} in the Worker's log)", code.replace('_', " ")), "code": code });
+    }
+}
+
 fn error_response(e: &Error) -> WResult<Response> {
-    json_response(api::Response::error(e))
+    let mut r = api::Response::error(e);
+    scrub(&mut r);
+    let mut resp = json_response(r)?;
+    if let Error::RateLimited { retry_after_ms } = e {
+        resp.headers_mut().set("retry-after", &retry_after_ms.div_ceil(1000).max(1).to_string())?;
+    }
+    Ok(resp)
 }
 
 fn now_ms() -> Millis {
@@ -68,124 +94,32 @@ fn env_string(env: &Env, name: &str) -> Option<String> {
     env.secret(name).ok().map(|s| s.to_string()).or_else(|| env.var(name).ok().map(|v| v.to_string())).filter(|s| !s.is_empty())
 }
 
-/// The request-body cap: `EDGEMEM_BODY_BYTES_MAX`, or the default.
-fn body_bytes_max(env: &Env) -> Result<usize, Error> {
-    match env_string(env, "EDGEMEM_BODY_BYTES_MAX") {
-        None => Ok(limits::REQUEST_BODY_BYTES_DEFAULT),
-        Some(v) => match v.parse::<usize>() {
-            Ok(n) if (1..=limits::REQUEST_BODY_BYTES_CEILING).contains(&n) => Ok(n),
-            _ => Err(Error::Internal { detail: format!("EDGEMEM_BODY_BYTES_MAX={v:?} is not 1 to {}", limits::REQUEST_BODY_BYTES_CEILING) }),
+/// Per-tenant quotas from `EDGEMEM_QUOTA_*`, each within its ceiling.
+fn quotas(env: &Env) -> Result<api::quota::Quotas, Error> {
+    let d = api::quota::Quotas::default();
+    let c = api::quota::Quotas::CEILINGS;
+    let one = |name: &str, default: u64, ceiling: u64| match env_string(env, name) {
+        None => Ok(default),
+        Some(v) => match v.trim().parse::<u64>() {
+            Ok(n) if (1..=ceiling).contains(&n) => Ok(n),
+            _ => Err(Error::Internal { detail: format!("{name}={v:?} is not 1 to {ceiling}") }),
         },
-    }
+    };
+    Ok(api::quota::Quotas {
+        records: one("EDGEMEM_QUOTA_RECORDS", d.records, c.records)?,
+        bytes: one("EDGEMEM_QUOTA_BYTES", d.bytes, c.bytes)?,
+        ledger_accounts: one("EDGEMEM_QUOTA_LEDGER_ACCOUNTS", d.ledger_accounts, c.ledger_accounts)?,
+    })
 }
 
 #[event(fetch)]
 async fn fetch(mut req: Request, env: Env, _ctx: Context) -> WResult<Response> {
-    match front(&mut req, &env).await {
-        Ok(resp) => Ok(resp),
-        Err(e) => error_response(&e),
-    }
-}
-
-async fn front(req: &mut Request, env: &Env) -> Result<Response, Error> {
-    let w = |e: worker::Error| Error::Internal { detail: e.to_string() };
-    let url = req.url().map_err(w)?;
-    let path = url.path().to_owned();
-    if !path.starts_with("/v1/") {
-        return Err(Error::not_found("route", path));
-    }
-    let method = req.method();
-    if path == "/v1/health" {
-        let r = if method == Method::Get {
-            api::Response { status: 200, body: serde_json::json!({ "now": now_ms(), "version": api::VERSION }), raw: None }
-        } else {
-            api::Response::error(&Error::MethodNotAllowed { method: method.to_string() })
-        };
-        return json_response(r).map_err(w);
-    }
-    let authorization = req.headers().get("authorization").map_err(w)?;
-    api::check_auth(authorization.as_deref(), env_string(env, "EDGEMEM_AUTH_TOKEN").as_deref())?;
-
-    // Refuse oversized bodies before reading them when the length is declared,
-    // and after reading when it is not.
-    let cap = body_bytes_max(env)?;
-    if let Some(len) = req.headers().get("content-length").map_err(w)? {
-        match len.trim().parse::<u64>() {
-            Ok(n) if n > cap as u64 => return Err(Error::PayloadTooLarge { what: "request body".into(), bytes: n, bytes_max: cap as u64 }),
-            Ok(_) => {}
-            Err(_) => return Err(Error::invalid("content-length", "not a number")),
-        }
-    }
-    let body = req.bytes().await.map_err(w)?;
-    if body.len() > cap {
-        return Err(Error::too_large("request body", body.len(), cap));
-    }
-    if path.starts_with("/v1/budget/") {
-        let r = budget::route(env, method.as_ref(), &path, &body).await?;
-        return json_response(r).map_err(w);
-    }
-
-    // The tenant: `?namespace=`, else where the AMS client put it in the
-    // body, else (for by-id long-term routes) the directory.
-    let query_ns = url.query_pairs().find(|(k, _)| k == "namespace").map(|(_, v)| v.into_owned());
-    let mut namespace = query_ns.or_else(|| routing::body_namespace(&method, &path, &body));
-    if namespace.is_none() {
-        let pairs = api::parse_query(url.query().unwrap_or(""));
-        let ids = routing::ids_needing_lookup(&method, &path, &pairs);
-        if !ids.is_empty() {
-            let found = routing::lookup(env, &ids).await?;
-            let mut spaces: Vec<&String> = found.values().collect();
-            spaces.sort();
-            spaces.dedup();
-            match spaces.as_slice() {
-                [] => {}
-                [one] => namespace = Some((*one).clone()),
-                _ => return Err(Error::invalid("memory_ids", "the ids live in different namespaces; pass ?namespace=")),
-            }
-        }
-    }
-    if let Some(ns) = &namespace {
-        validate_id("namespace", ns)?;
-    }
-    let object_name = namespace.clone().unwrap_or_else(|| DEFAULT_NAMESPACE.to_owned());
-
-    let headers = Headers::new();
-    if let Some(ns) = &namespace {
-        headers.set(NAMESPACE_HEADER, ns).map_err(w)?;
-    }
-    // The change feed follows live over a WebSocket or an event stream.
-    for name in ["upgrade", "accept", "last-event-id"] {
-        if let Some(v) = req.headers().get(name).map_err(w)? {
-            headers.set(name, &v).map_err(w)?;
-        }
-    }
-    let mut init = RequestInit::new();
-    init.with_method(method.clone()).with_headers(headers);
-    if !body.is_empty() {
-        init.with_body(Some(js_sys::Uint8Array::from(body.as_slice()).into()));
-    }
-    let inner = Request::new_with_init(url.as_str(), &init).map_err(w)?;
-    let stub = env.durable_object(MEMORY_BINDING).map_err(w)?.id_from_name(&object_name).map_err(w)?.get_stub().map_err(w)?;
-    let mut resp = stub.fetch_with_request(inner).await.map_err(w)?;
-    // Keep the id directory current for memories outside the default tenant.
-    let ltm = path.trim_end_matches('/') == "/v1/long-term-memory";
-    if ltm && resp.status_code() == 200 && (method == Method::Post || method == Method::Delete) {
-        let text = resp.text().await.map_err(w)?;
-        if method == Method::Post && object_name != DEFAULT_NAMESPACE {
-            let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
-            let created: Vec<String> = v["created"].as_array().map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_owned)).collect()).unwrap_or_default();
-            if !created.is_empty() {
-                routing::register(env, &object_name, &created).await?;
-            }
-        }
-        if method == Method::Delete {
-            let pairs = api::parse_query(url.query().unwrap_or(""));
-            routing::forget(env, &routing::ids_needing_lookup(&method, &path, &pairs)).await?;
-        }
-        let r = api::Response { status: 200, body: serde_json::from_str(&text).unwrap_or_default(), raw: None };
-        return json_response(r).map_err(w);
-    }
-    Ok(resp)
+    let origin = front::cors_origin(&req, &env);
+    let resp = match front::front(&mut req, &env).await {
+        Ok(resp) => resp,
+        Err(e) => error_response(&e)?,
+    };
+    front::with_cors(resp, origin.as_deref())
 }
 
 /// One tenant's memory. Its store opens on first use; the async mutex makes
@@ -197,6 +131,8 @@ pub struct MemoryObject {
     hub: Rc<feed::Hub>,
     env: Env,
     store: Mutex<Option<Rc<Store<DoBackend>>>>,
+    /// The API keys, in the key directory's object only.
+    keys: auth::KeyDirectory,
     /// The alarm time last set, to avoid rewriting it on every request.
     alarm_at: Cell<Option<Millis>>,
 }
@@ -232,6 +168,11 @@ impl MemoryObject {
     async fn serve(&self, req: &mut Request) -> Result<Response, Error> {
         let w = |e: worker::Error| Error::Internal { detail: e.to_string() };
         let url = req.url().map_err(w)?;
+        if let Some(op) = url.path().strip_prefix(auth::KEYS_PATH).and_then(|p| p.strip_prefix('/')) {
+            let body = req.bytes().await.map_err(w)?;
+            let v = self.keys.serve(&self.state, op, &body).await?;
+            return json_response(api::Response { status: 200, body: v, raw: None }).map_err(w);
+        }
         if let Some(op) = url.path().strip_prefix(routing::DIRECTORY_PATH).and_then(|p| p.strip_prefix('/')) {
             let body = req.bytes().await.map_err(w)?;
             let v = routing::serve(&self.state, op, &body).await?;
@@ -250,11 +191,15 @@ impl MemoryObject {
                 return Ok(live);
             }
         }
+        if method != Method::Get {
+            api::quota::check(&store, method.as_ref(), url.path(), &body, &quotas(&self.env)?).await?;
+        }
         let api_req = api::Request { method: method.as_ref(), path: url.path(), query, body: &body };
         let mut rand = random_bits;
         let services = services::WorkerServices { env: &self.env };
         let mut ctx = Ctx::new(now_ms(), &mut rand, namespace.as_deref(), limits::REQUEST_BODY_BYTES_CEILING, &services);
-        let resp = api::handle(&store, &api_req, &mut ctx).await;
+        let mut resp = api::handle(&store, &api_req, &mut ctx).await;
+        scrub(&mut resp);
         // A read-through GET of a service's state writes too.
         if (method != Method::Get || url.path().starts_with("/v1/services/")) && resp.status == 200 {
             self.schedule(api::next_wake(&store, now_ms()).await?).await?;
@@ -279,7 +224,7 @@ impl MemoryObject {
 impl DurableObject for MemoryObject {
     fn new(state: State, env: Env) -> Self {
         let state = Rc::new(state);
-        MemoryObject { hub: Rc::new(feed::Hub::new(state.clone())), state, env, store: Mutex::new(None), alarm_at: Cell::new(None) }
+        MemoryObject { hub: Rc::new(feed::Hub::new(state.clone())), state, env, store: Mutex::new(None), keys: auth::KeyDirectory::default(), alarm_at: Cell::new(None) }
     }
 
     async fn fetch(&self, mut req: Request) -> WResult<Response> {

@@ -11,6 +11,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFile, spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import { rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -64,9 +65,9 @@ async function ensureVenv() {
 }
 
 /** Runs the Python checks; resolves with their output and exit code. */
-function runScript(url) {
+function runScript(url, key) {
   return new Promise((resolve, reject) => {
-    const child = spawn(VENV_PYTHON, [SCRIPT, "--url", url, "--part", PART], {
+    const child = spawn(VENV_PYTHON, [SCRIPT, "--url", url, "--part", PART, ...(key ? ["--bearer-token", key] : [])], {
       cwd: ROOT,
       stdio: ["ignore", "pipe", "pipe"],
       env: { ...process.env, PYTHONDONTWRITEBYTECODE: "1", PYTHONUNBUFFERED: "1" },
@@ -108,10 +109,25 @@ test(`agent-memory-client ${CLIENT_VERSION} against the Worker (${PART})`, { tim
   const venvState = await ensureVenv();
   t.diagnostic(`virtualenv ${venvState}: ${((performance.now() - venvStart) / 1000).toFixed(1)} s`);
 
-  const server = GIVEN_URL ? null : await startWranglerDev(ROOT);
+  // Auth enforced as deployed: the client works with a tenant key covering
+  // the namespaces it uses (`ams-*`), made by the admin.
+  const admin = `admin-${randomUUID()}`;
+  const server = GIVEN_URL ? null : await startWranglerDev(ROOT, { vars: { EDGEMEM_ADMIN_TOKEN: admin } });
   let result;
   try {
-    result = await runScript(GIVEN_URL ?? server.url);
+    let key = process.env.EDGEMEM_KEY;
+    if (server) {
+      const res = await fetch(`${server.url}v1/admin/keys`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${admin}`, "content-type": "application/json" },
+        body: JSON.stringify({ namespace_prefix: "ams-", scopes: ["read", "write"], rate: { per_second: 1000, burst: 2000 } }),
+      });
+      assert.equal(res.status, 200, await res.clone().text());
+      key = (await res.json()).key;
+      const refused = await fetch(`${server.url}v1/working-memory/`);
+      assert.equal(refused.status, 401, "without the key the Worker refuses the client");
+    }
+    result = await runScript(GIVEN_URL ?? server.url, key);
   } finally {
     await server?.stop();
   }

@@ -43,6 +43,7 @@ async def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--url", required=True, help="the Worker's base URL, e.g. http://127.0.0.1:8787")
     ap.add_argument("--part", choices=["working", "long-term", "all"], default="all")
+    ap.add_argument("--bearer-token", default=None, help="an edgemem API key (sent as Authorization: Bearer)")
     args = ap.parse_args()
     if CLIENT_VERSION != EXPECTED_CLIENT_VERSION:
         print(f"FAIL setup: agent-memory-client {CLIENT_VERSION} installed, {EXPECTED_CLIENT_VERSION} expected")
@@ -53,6 +54,10 @@ async def main() -> int:
     runner = Runner(trace)
     config = MemoryClientConfig(base_url=args.url.rstrip("/"), timeout=20.0, default_namespace=ns)
     async with MemoryAPIClient(config) as client:
+        if args.bearer_token:
+            # agent-memory-client 0.14.0's config has no auth setting; its
+            # httpx client carries the header on every call.
+            client._client.headers["Authorization"] = f"Bearer {args.bearer_token}"
         trace.attach(client)
         if args.part in ("working", "all"):
             await working_part(client, runner, ns)

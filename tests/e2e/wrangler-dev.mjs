@@ -21,10 +21,12 @@ function freePort() {
 
 /**
  * `vars`: extra Worker variables (`--var NAME:VALUE`), for benchmarks and
- * tests. `persistDir`: keep state there (and leave it) across a restart;
- * default a fresh directory removed on stop.
+ * tests. Without `EDGEMEM_ADMIN_TOKEN` among them it runs in local dev mode
+ * (auth off), as `make demo` does. `persistDir`: keep state there (and leave
+ * it) across a restart; default a fresh directory removed on stop.
  */
-export async function startWranglerDev(root, { vars = {}, persistDir: keep } = {}) {
+export async function startWranglerDev(root, { vars: given = {}, persistDir: keep } = {}) {
+  const vars = "EDGEMEM_ADMIN_TOKEN" in given ? given : { EDGEMEM_DEV_MODE: "1", ...given };
   const [port, inspectorPort] = [await freePort(), await freePort()];
   const persistDir = keep ?? (await mkdtemp(join(tmpdir(), "edgemem-wrangler-")));
   const log = [];

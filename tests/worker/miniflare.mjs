@@ -21,7 +21,8 @@ export async function startWorker({ persistDir, bindings = {}, ai } = {}) {
     compatibilityDate: "2026-04-01",
     durableObjects: { MEMORY: { className: "MemoryObject", useSQLite: true } },
     kvNamespaces: ["SNAPSHOTS"],
-    bindings: { EDGEMEM_BODY_BYTES_MAX: "1048576", ...bindings },
+    // Local dev mode (auth off) unless the test configures auth.
+    bindings: { EDGEMEM_BODY_BYTES_MAX: "1048576", ...("EDGEMEM_ADMIN_TOKEN" in bindings || "EDGEMEM_AUTH_TOKEN" in bindings ? {} : { EDGEMEM_DEV_MODE: "1" }), ...bindings },
     // As in wrangler.toml: the site (with the tokenizer assets) behind the ASSETS binding.
     assets: { directory: `${root}target/site`, binding: "ASSETS", routerConfig: { has_user_worker: true } },
     ...(ai ? { wrappedBindings: { AI: { scriptName: "ai-stand-in" } } } : {}),

@@ -573,6 +573,11 @@ impl Ledger {
         self.pending_expiry.first().map(|(at, _)| *at)
     }
 
+    /// Number of accounts.
+    pub fn account_count(&self) -> usize {
+        self.accounts.len()
+    }
+
     /// Number of transfers and journal events.
     pub fn counts(&self) -> (usize, usize) {
         (self.transfers.len(), self.journal.len())

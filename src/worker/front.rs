@@ -1,0 +1,254 @@
+//! The front Worker: every `/v1/` request passes here, in this order:
+//! route table (404, 405 with `Allow`), authentication (401, 503
+//! `auth_not_configured`, 429 with `Retry-After`), scope (403), media type
+//! (415), body size (413, before reading when the length is declared) and
+//! depth, then the tenant: every namespace the request names must be one
+//! the key covers (403 `namespace_forbidden`), and a memory id of another
+//! tenant is 404. Only then is the tenant's Durable Object asked.
+
+use serde_json::Value;
+use worker::{Env, Headers, Method, Request, RequestInit, Response, Url};
+
+use super::{auth, budget, routing, DEFAULT_NAMESPACE, MEMORY_BINDING, NAMESPACE_HEADER};
+use crate::api::{self, routes, tenancy};
+use crate::core::auth::{check_namespace, Principal};
+use crate::core::error::Error;
+use crate::core::ids::ulid;
+use crate::core::limits;
+use crate::core::time::Millis;
+
+type R<T> = Result<T, Error>;
+
+fn w(e: worker::Error) -> Error {
+    Error::Internal { detail: e.to_string() }
+}
+
+/// The request-body cap: `EDGEMEM_BODY_BYTES_MAX`, or the default.
+fn body_bytes_max(env: &Env) -> R<usize> {
+    match super::env_string(env, "EDGEMEM_BODY_BYTES_MAX") {
+        None => Ok(limits::REQUEST_BODY_BYTES_DEFAULT),
+        Some(v) => match v.parse::<usize>() {
+            Ok(n) if (1..=limits::REQUEST_BODY_BYTES_CEILING).contains(&n) => Ok(n),
+            _ => Err(Error::Internal { detail: format!("EDGEMEM_BODY_BYTES_MAX={v:?} is not 1 to {}", limits::REQUEST_BODY_BYTES_CEILING) }),
+        },
+    }
+}
+
+/// The origin to allow, if the request has one on the allow-list
+/// (`EDGEMEM_CORS_ORIGINS`, comma-separated; empty: same origin only).
+pub fn cors_origin(req: &Request, env: &Env) -> Option<String> {
+    let origin = req.headers().get("origin").ok()??;
+    let list = super::env_string(env, "EDGEMEM_CORS_ORIGINS")?;
+    list.split(',').map(str::trim).take(limits::CORS_ORIGINS_MAX).any(|o| o == origin || o == "*").then_some(origin)
+}
+
+/// Adds the CORS headers of an allowed origin (not to a WebSocket upgrade,
+/// whose response cannot be rebuilt).
+pub fn with_cors(resp: Response, origin: Option<&str>) -> worker::Result<Response> {
+    let Some(origin) = origin else { return Ok(resp) };
+    if resp.status_code() == 101 {
+        return Ok(resp);
+    }
+    let headers = Headers::new();
+    for (k, v) in resp.headers() {
+        headers.set(&k, &v)?;
+    }
+    headers.set("access-control-allow-origin", origin)?;
+    headers.append("vary", "Origin")?;
+    headers.set("access-control-expose-headers", "retry-after, allow")?;
+    Ok(resp.with_headers(headers))
+}
+
+fn empty(status: u16, headers: Headers) -> R<Response> {
+    Ok(Response::empty().map_err(w)?.with_status(status).with_headers(headers))
+}
+
+/// Assigns an id to each memory of a create that has none, so that the
+/// directory can record the ids before the tenant's write.
+fn assign_ids(body: &[u8], now: Millis) -> R<(Vec<u8>, Vec<String>)> {
+    let mut v: Value = api::parse_json(body)?;
+    let mut ids = Vec::new();
+    if let Some(list) = v.get_mut("memories").and_then(Value::as_array_mut) {
+        for m in list.iter_mut().filter(|m| m.is_object()) {
+            if m.get("id").is_none_or(Value::is_null) {
+                m["id"] = Value::String(ulid(now, super::random_bits()));
+            }
+            if let Some(id) = m["id"].as_str() {
+                ids.push(id.to_owned());
+            }
+        }
+    }
+    let bytes = serde_json::to_vec(&v).map_err(|e| Error::Internal { detail: e.to_string() })?;
+    Ok((bytes, ids))
+}
+
+pub async fn front(req: &mut Request, env: &Env) -> R<Response> {
+    let url: Url = req.url().map_err(w)?;
+    let path = url.path().to_owned();
+    let method = req.method();
+    if !path.starts_with("/v1/") {
+        return Err(Error::not_found("route", path));
+    }
+    let scope = match routes::lookup(method.as_ref(), &path) {
+        routes::Match::Found { scope, .. } => scope,
+        routes::Match::MethodNotAllowed { allow } => {
+            let headers = Headers::new();
+            headers.set("allow", &allow).map_err(w)?;
+            if method == Method::Options {
+                // A CORS preflight (the allowed origin is added by the caller).
+                headers.set("access-control-allow-methods", &allow).map_err(w)?;
+                headers.set("access-control-allow-headers", "authorization, content-type, last-event-id").map_err(w)?;
+                headers.set("access-control-max-age", "600").map_err(w)?;
+                return empty(204, headers);
+            }
+            let e = Error::MethodNotAllowed { method: method.to_string() };
+            return Ok(super::error_response(&e).map_err(w)?.with_headers(headers_with_json(&headers)?));
+        }
+        routes::Match::NotFound => return Err(Error::not_found("route", path)),
+    };
+    if path == "/v1/health" {
+        let body = serde_json::json!({ "now": super::now_ms(), "version": api::VERSION });
+        return super::json_response(api::Response { status: 200, body, raw: None }).map_err(w);
+    }
+
+    let now = super::now_ms();
+    let settings = auth::Settings::from_env(env, &url)?;
+    let mut authorization = req.headers().get("authorization").map_err(w)?;
+    if authorization.is_none() {
+        if let Some(p) = req.headers().get("sec-websocket-protocol").map_err(w)? {
+            authorization = auth::bearer_from_protocols(&p);
+        }
+    }
+    let principal = auth::authenticate(env, &settings, authorization.as_deref(), now).await?;
+    principal.require(scope)?;
+
+    // Refuse oversized bodies before reading them when the length is declared,
+    // and after reading when it is not.
+    let content_type = req.headers().get("content-type").map_err(w)?;
+    let cap = body_bytes_max(env)?;
+    if let Some(len) = req.headers().get("content-length").map_err(w)? {
+        match len.trim().parse::<u64>() {
+            Ok(n) if n > cap as u64 => return Err(Error::PayloadTooLarge { what: "request body".into(), bytes: n, bytes_max: cap as u64 }),
+            Ok(n) => tenancy::check_content_type(content_type.as_deref(), n as usize)?,
+            Err(_) => return Err(Error::invalid("content-length", "not a number")),
+        }
+    }
+    let mut body = req.bytes().await.map_err(w)?;
+    if body.len() > cap {
+        return Err(Error::too_large("request body", body.len(), cap));
+    }
+    tenancy::check_content_type(content_type.as_deref(), body.len())?;
+    tenancy::check_depth(&body)?;
+    let query = api::parse_query(url.query().unwrap_or(""));
+
+    if path.starts_with("/v1/admin/") {
+        let v = auth::admin_route(env, &principal, method.as_ref(), &path, &query, &body, now).await?;
+        return super::json_response(api::Response { status: 200, body: v, raw: None }).map_err(w);
+    }
+    if path.starts_with("/v1/budget/") {
+        let r = budget::route(env, method.as_ref(), &path, &body).await?;
+        return super::json_response(r).map_err(w);
+    }
+
+    // The tenant.
+    let named = tenancy::one_namespace(&query, &body)?;
+    if let Some(ns) = &named {
+        check_namespace(ns)?;
+        principal.authorize(ns)?;
+    }
+    let mut namespace = named.or_else(|| principal.default_namespace().map(str::to_owned));
+    let by_id = tenancy::ids_needing_lookup(method.as_ref(), &path, &query);
+    // (namespace, entry time) of the directory entry a by-id request followed.
+    let mut followed: Option<(String, u64)> = None;
+    if namespace.is_none() && !by_id.is_empty() {
+        let found = routing::lookup(env, &by_id).await?;
+        let mut spaces: Vec<(String, u64)> = found.into_values().flatten().filter(|(ns, _)| principal.covers(ns)).collect();
+        spaces.sort();
+        spaces.dedup_by(|a, b| a.0 == b.0);
+        match spaces.as_slice() {
+            [] if !principal.covers(DEFAULT_NAMESPACE) => {
+                // Another tenant's id, or none at all: the same answer.
+                return Err(Error::not_found("memory", by_id[0].as_str()));
+            }
+            [] => {}
+            [one] => {
+                namespace = Some(one.0.clone());
+                followed = Some(one.clone());
+            }
+            _ => return Err(Error::invalid("memory_ids", "the ids live in different namespaces; pass ?namespace=")),
+        }
+    }
+    let object_name = namespace.clone().unwrap_or_else(|| DEFAULT_NAMESPACE.to_owned());
+    principal.authorize(&object_name)?;
+
+    // The directory learns a create's ids before the tenant writes them.
+    let ltm = path.trim_end_matches('/') == "/v1/long-term-memory";
+    if ltm && method == Method::Post && object_name != DEFAULT_NAMESPACE {
+        let (rewritten, ids) = assign_ids(&body, now)?;
+        if !ids.is_empty() {
+            routing::register(env, &object_name, &ids, now).await?;
+        }
+        fault(env, &settings, "after_directory_register")?;
+        body = rewritten;
+    }
+
+    let headers = Headers::new();
+    if let Some(ns) = &namespace {
+        headers.set(NAMESPACE_HEADER, ns).map_err(w)?;
+    }
+    if let Principal::Key { id, .. } = &principal {
+        headers.set(super::KEY_ID_HEADER, id).map_err(w)?;
+    }
+    // The change feed follows live over a WebSocket or an event stream.
+    for name in ["upgrade", "accept", "last-event-id"] {
+        if let Some(v) = req.headers().get(name).map_err(w)? {
+            headers.set(name, &v).map_err(w)?;
+        }
+    }
+    // Only the protocol name goes on, never a key offered beside it.
+    if req.headers().get("sec-websocket-protocol").map_err(w)?.is_some_and(|p| p.split(',').any(|x| x.trim() == auth::WS_PROTOCOL)) {
+        headers.set("sec-websocket-protocol", auth::WS_PROTOCOL).map_err(w)?;
+    }
+    let mut init = RequestInit::new();
+    init.with_method(method.clone()).with_headers(headers);
+    if !body.is_empty() {
+        init.with_body(Some(js_sys::Uint8Array::from(body.as_slice()).into()));
+    }
+    let inner = Request::new_with_init(url.as_str(), &init).map_err(w)?;
+    let stub = env.durable_object(MEMORY_BINDING).map_err(w)?.id_from_name(&object_name).map_err(w)?.get_stub().map_err(w)?;
+    let resp = stub.fetch_with_request(inner).await.map_err(w)?;
+    let status = resp.status_code();
+    if ltm && method == Method::Post && status == 200 {
+        fault(env, &settings, "after_tenant_write")?;
+    }
+    if ltm && method == Method::Delete && status == 200 && object_name != DEFAULT_NAMESPACE {
+        routing::forget(env, &object_name, &by_id).await?;
+    }
+    // An entry whose tenant has no such record, old enough that no create
+    // can still be in flight, is what a crash between the two writes left.
+    if let (Some((ns, at)), 404) = (&followed, status) {
+        if at.saturating_add(limits::DIRECTORY_ENTRY_GRACE_MS) < now {
+            routing::forget(env, ns, &by_id).await?;
+        }
+    }
+    Ok(resp)
+}
+
+/// A crash injected at a named point (`EDGEMEM_TEST_FAULT`), honoured in
+/// local dev mode only: the tests stop a write between its two steps.
+fn fault(env: &Env, settings: &auth::Settings, point: &str) -> R<()> {
+    if settings.dev && super::env_string(env, "EDGEMEM_TEST_FAULT").as_deref() == Some(point) {
+        return Err(Error::Internal { detail: format!("injected fault at {point}") });
+    }
+    Ok(())
+}
+
+fn headers_with_json(extra: &Headers) -> R<Headers> {
+    let h = Headers::new();
+    h.set("content-type", "application/json").map_err(w)?;
+    h.set("cache-control", "no-store").map_err(w)?;
+    for (k, v) in extra {
+        h.set(&k, &v).map_err(w)?;
+    }
+    Ok(h)
+}
