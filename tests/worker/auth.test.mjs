@@ -299,3 +299,25 @@ test("the id directory is written before the tenant: a crash between the two ste
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("a browser WebSocket authenticates with its key as a subprotocol, and the Worker answers edgemem", async () => {
+  await withWorker({ EDGEMEM_ADMIN_TOKEN: ADMIN }, async ({ mf, call }) => {
+    const k = await mintKey(call, { namespace: "live", scopes: ["read", "write"] });
+    assert.equal((await call("PUT", "/v1/working-memory/s", { context: "x" }, bearer(k.key))).status, 200);
+    const refused = await mf.dispatchFetch("http://127.0.0.1/v1/events?since=0", { headers: { upgrade: "websocket", "sec-websocket-protocol": "edgemem" } });
+    assert.equal(refused.status, 401);
+    const other = await mintKey(call, { namespace: "elsewhere", scopes: ["read"] });
+    const forbidden = await mf.dispatchFetch("http://127.0.0.1/v1/events?since=0&namespace=live", { headers: { upgrade: "websocket", "sec-websocket-protocol": `edgemem, bearer.${other.key}` } });
+    assert.equal(forbidden.status, 403);
+    const res = await mf.dispatchFetch("http://127.0.0.1/v1/events?since=0", { headers: { upgrade: "websocket", "sec-websocket-protocol": `edgemem, bearer.${k.key}` } });
+    assert.equal(res.status, 101);
+    assert.equal(res.headers.get("sec-websocket-protocol"), "edgemem");
+    const ws = res.webSocket;
+    const first = new Promise((resolve) => ws.addEventListener("message", (m) => resolve(JSON.parse(m.data)), { once: true }));
+    ws.accept();
+    const e = await first;
+    assert.match(e.kind, /^working_memory\./);
+    assert.equal(e.key, "s");
+    ws.close(1000, "done");
+  });
+});
