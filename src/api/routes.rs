@@ -97,6 +97,7 @@ pub const ROUTES: &[Route] = &[
     w("admin/keys", &[("GET", Admin), ("POST", Admin)]),
     w("admin/keys/{}", &[("GET", Admin), ("DELETE", Admin)]),
     w("admin/keys/{}/rotate", &[("POST", Admin)]),
+    w("admin/keys/{}/revoke", &[("POST", Admin)]),
 ];
 
 /// What the table says about a request.

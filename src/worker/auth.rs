@@ -236,7 +236,7 @@ pub async fn admin_route(env: &Env, principal: &Principal, method: &str, path: &
             Ok(json!({ "keys": keys }))
         }
         ([id], "GET") => Ok(get_record(env, principal, id).await?.public()),
-        ([id], "DELETE") => {
+        ([id], "DELETE") | ([id, "revoke"], "POST") => {
             get_record(env, principal, id).await?;
             call(env, "revoke", json!({ "id": id })).await?;
             Ok(json!({ "id": id, "revoked": true }))

@@ -163,7 +163,7 @@ test("rotation, revocation and expiry take effect on the next request; bad keys 
     assert.equal((await call("GET", "/v1/working-memory/", undefined, bearer(rotated.json.key))).status, 200);
     assert.equal((await call("GET", "/v1/working-memory/", undefined, bearer(graced.json.key))).status, 200);
 
-    const revoked = await call("DELETE", `/v1/admin/keys/${k.id}`, undefined, bearer(ADMIN));
+    const revoked = await call("POST", `/v1/admin/keys/${k.id}/revoke`, undefined, bearer(ADMIN));
     assert.deepEqual(revoked.json, { id: k.id, revoked: true });
     const after = await call("GET", "/v1/working-memory/", undefined, bearer(graced.json.key));
     expectError(after, 401, "unauthorized");
