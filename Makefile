@@ -12,7 +12,7 @@ NODE_TEST := node --test --test-concurrency=1
 WASM_TEST_ENV := CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner
 DEMO_PORT ?= 8787
 
-.PHONY: setup pkg site worker build demo test test-native test-wasm test-js test-worker test-browser test-ams size clean
+.PHONY: setup pkg site worker build demo test soak test-native test-wasm test-js test-worker test-browser test-ams size clean
 
 setup:
 	bash scripts/setup.sh
@@ -82,6 +82,13 @@ test-ams:
 
 size:
 	bash scripts/size-report.sh
+
+# Reliability soak (not part of `make test`): 1,000,000 simulated seeds of
+# the store under injected faults and 10^7 executions per fuzz target,
+# release profile; then the chaos battery against wrangler dev with 200 kills.
+soak: build
+	EDGEMEM_SIM_SEEDS=1000000 EDGEMEM_FUZZ_EXECS=10000000 cargo test --release --lib -- --nocapture store::tests::sim:: store::tests::fuzz::
+	EDGEMEM_CHAOS_KILLS=200 $(NODE_TEST) tests/worker/chaos.test.mjs
 
 clean:
 	rm -rf target/site target/e2e pkg build .edgemem-dev node_modules/edgemem

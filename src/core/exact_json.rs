@@ -87,14 +87,21 @@ impl Serialize for Exact<'_> {
     }
 }
 
+// An object whose *first* key is serde_json's private NUMBER_TOKEN reads
+// back as a number, so a user's object that holds it (legal JSON: parsing
+// treats it specially only when it comes first in the text) must never be
+// written with it first, as sorted keys would.
 impl Serialize for ExactMap<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if s.is_human_readable() {
-            return self.0.serialize(s);
-        }
+        let human = s.is_human_readable();
         let mut m = s.serialize_map(Some(self.0.len()))?;
-        for (k, v) in self.0 {
-            m.serialize_entry(k, &Exact(v))?;
+        let entries = self.0.iter().filter(|(k, _)| *k != NUMBER_TOKEN).chain(self.0.iter().filter(|(k, _)| *k == NUMBER_TOKEN));
+        for (k, v) in entries {
+            if human {
+                m.serialize_entry(k, v)?;
+            } else {
+                m.serialize_entry(k, &Exact(v))?;
+            }
         }
         m.end()
     }

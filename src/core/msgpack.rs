@@ -34,9 +34,12 @@ impl de::Error for Error {
 
 type Result<T> = std::result::Result<T, Error>;
 
-/// Nesting limit (as `rmp_serde`'s default), so hostile input cannot
-/// overflow the stack.
-const DEPTH_MAX: u16 = 1024;
+/// Nesting limit, so hostile input cannot overflow the stack. What edgemem
+/// stores is far shallower: JSON values come through serde_json's parser
+/// (at most 128 levels) plus a few levels of envelope. `rmp_serde`'s 1,024
+/// overflowed a 2 MiB thread stack in a debug build on maps nested 1,000
+/// deep (see `store::tests::fuzz::deep_nesting_is_a_typed_error`).
+const DEPTH_MAX: u16 = 256;
 
 /// Decodes `T` from MessagePack bytes. Trailing bytes are ignored, as in
 /// `rmp_serde::from_slice`.

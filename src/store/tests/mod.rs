@@ -1,7 +1,9 @@
 //! Recovery, snapshot and crash tests of the store on the in-memory backend.
 
 mod feed;
+mod fuzz;
 mod reads;
+mod sim;
 
 use super::*;
 use crate::core::codec::{encode_snapshot, SCHEMA_VERSION};

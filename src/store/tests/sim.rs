@@ -1,0 +1,1229 @@
+//! A deterministic simulation of the store under injected faults. Every run
+//! is a function of its seed: a failing seed reproduces from its number.
+//!
+//! The store runs over [`FaultBackend`]. Each of its writes (a put or a
+//! delete) stays *in flight* until the simulation decides its fate: it lands
+//! and is acknowledged, fails with nothing written, or fails after it landed
+//! (an ambiguous failure: the acknowledgement was lost). A few client tasks,
+//! futures polled by hand in an order the seed picks, submit a random mix of
+//! session, ledger (transfers whose ids repeat, holds, posts, voids, sweeps),
+//! execute-once, tool-cache and long-term ops, retry the same op after a
+//! storage error, and ask for snapshots. Chunks are small, so a snapshot is
+//! many writes and a fault tears it. At any step the process may crash: the
+//! store is dropped with its tasks, each write in flight lands or not, in a
+//! random order, and the store is reopened over what is durable, sometimes
+//! after reads that fail.
+//!
+//! The reference is an [`Engine`] fed with the op of every log record that
+//! landed, in sequence order (the bytes are decoded and compared with the op
+//! the task submitted). Checked as the run goes and after every reopen:
+//! * log records land contiguously: never a gap, never an overwrite;
+//! * an acknowledged op is durable, and the store answered what the
+//!   reference answers for it; an op the store refused, the reference
+//!   refuses with the same code (and a storage error is the only other end);
+//! * whenever the store is idle, and after each reopen, its state equals the
+//!   reference: no acknowledged write lost, no failed write visible;
+//! * a transfer id is created at most once, every account's balances equal
+//!   the sums of the transfers as this file models them (from the results
+//!   the reference gave), `reconcile()` is empty, and the ledger holds one
+//!   transfer per id created;
+//! * an external call made under execute-once happens at most once, only
+//!   after its intent is durable, and a recorded outcome is the call's;
+//! * a refused open writes nothing (and open writes nothing at all);
+//! * after a snapshot during which no fault was injected, storage holds the
+//!   head and the live chunks only: nothing a crash or a failed write left.
+//!
+//! The store holds its lock across each awaited write, so it never has more
+//! than one write in flight; the backend would land several in a random
+//! order at a crash, and the summary reports the most it ever saw.
+//!
+//! `EDGEMEM_SIM_SEEDS=N` runs seeds 0..N (default 10,000),
+//! `EDGEMEM_SIM_SEED=N` runs seed N alone, `EDGEMEM_SIM_TRACE=1` prints
+//! each step of the seeds it runs, and `EDGEMEM_SIM_THREADS=N` sets how
+//! many threads share the seeds (default: the cores, at most 4). A seed's
+//! run does not depend on the thread that runs it.
+
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
+
+use serde_json::{json, Value};
+
+use super::*;
+use crate::core::engine::{decode_log_entry, HistoryOp};
+use crate::core::ledger::intents::{intent_key, Begun};
+use crate::core::ledger::types::{AccountFlags, TransferState};
+use crate::core::ledger::{Ledger, LedgerApplied, LedgerOp, TransferRequest, TransferResult};
+use crate::core::longterm::{LtmOp, NewRecord};
+use crate::core::retrieval::record::{MemoryRecord, MemoryType};
+
+/// SplitMix64: small, fast, and good enough to pick faults and workloads.
+#[derive(Debug, Clone)]
+pub(super) struct Rng(u64);
+
+impl Rng {
+    pub(super) fn new(seed: u64) -> Rng {
+        Rng(seed ^ 0x6a09_e667_f3bc_c908)
+    }
+
+    pub(super) fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..n` (0 when `n` is 0).
+    pub(super) fn below(&mut self, n: usize) -> usize {
+        if n == 0 {
+            0
+        } else {
+            (self.next() % n as u64) as usize
+        }
+    }
+
+    /// Uniform in `lo..=hi`.
+    pub(super) fn range(&mut self, lo: u64, hi: u64) -> u64 {
+        lo + self.next() % (hi - lo + 1)
+    }
+
+    pub(super) fn chance(&mut self, p: f64) -> bool {
+        ((self.next() >> 11) as f64) < p * (1u64 << 53) as f64
+    }
+
+    pub(super) fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
+        xs[self.below(xs.len())]
+    }
+}
+
+/// Reads an environment variable as a number.
+pub(super) fn env_u64(name: &str) -> Option<u64> {
+    let v = std::env::var(name).ok()?;
+    Some(v.trim().replace('_', "").parse().unwrap_or_else(|_| panic!("{name}={v:?} is not a number")))
+}
+
+const PREFIX: &str = "t/";
+
+// ---------------------------------------------------------------------------
+// The world: durable storage, writes in flight, and what the tasks report.
+
+enum Write {
+    Put { key: String, value: Vec<u8> },
+    Delete { keys: Vec<String> },
+}
+
+struct InFlight {
+    id: u64,
+    /// The task whose poll issued it.
+    task: usize,
+    write: Write,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Fate {
+    Land,
+    /// An error, nothing written.
+    Fail,
+    /// Written, then an error: the acknowledgement was lost.
+    FailLanded,
+}
+
+/// A log record that reached durable storage.
+struct Landed {
+    seq: u64,
+    task: usize,
+    op: Op,
+    now: Millis,
+    bytes: Vec<u8>,
+}
+
+enum Done {
+    Op(Box<OpDone>),
+    Snapshot { result: Result<StoreStats>, clean: bool },
+}
+
+/// An op a task applied, what the store answered, and the sequence number
+/// its log record landed as (if it did).
+struct OpDone {
+    task: usize,
+    op: Op,
+    now: Millis,
+    result: Result<Applied>,
+    landed: Option<u64>,
+}
+
+/// An outside service called under execute-once.
+struct External {
+    calls: u32,
+    outcome: Value,
+}
+
+#[derive(Debug, Default, Clone)]
+struct Tally {
+    seeds: u64,
+    ops: u64,
+    acked: u64,
+    refused: u64,
+    storage_errors: u64,
+    failed_writes: u64,
+    ambiguous_writes: u64,
+    torn_snapshots: u64,
+    crashes: u64,
+    crashes_mid_write: u64,
+    crash_landed: u64,
+    crash_lost: u64,
+    crash_reordered: u64,
+    failed_opens: u64,
+    clean_snapshots_checked: u64,
+    max_in_flight: usize,
+    external_calls: u64,
+    transfers_created: u64,
+    transfer_retries_exist: u64,
+}
+
+impl Tally {
+    fn add(&mut self, o: &Tally) {
+        self.seeds += o.seeds;
+        self.ops += o.ops;
+        self.acked += o.acked;
+        self.refused += o.refused;
+        self.storage_errors += o.storage_errors;
+        self.failed_writes += o.failed_writes;
+        self.ambiguous_writes += o.ambiguous_writes;
+        self.torn_snapshots += o.torn_snapshots;
+        self.crashes += o.crashes;
+        self.crashes_mid_write += o.crashes_mid_write;
+        self.crash_landed += o.crash_landed;
+        self.crash_lost += o.crash_lost;
+        self.crash_reordered += o.crash_reordered;
+        self.failed_opens += o.failed_opens;
+        self.clean_snapshots_checked += o.clean_snapshots_checked;
+        self.max_in_flight = self.max_in_flight.max(o.max_in_flight);
+        self.external_calls += o.external_calls;
+        self.transfers_created += o.transfers_created;
+        self.transfer_retries_exist += o.transfer_retries_exist;
+    }
+}
+
+struct World {
+    seed: u64,
+    trace: bool,
+    durable: MemoryBackend,
+    /// Writes wait for the simulation to decide their fate; otherwise they
+    /// land at once (setup and the checks between epochs).
+    manual: Cell<bool>,
+    in_flight: RefCell<Vec<InFlight>>,
+    resolved: RefCell<HashMap<u64, Result<()>>>,
+    next_write: Cell<u64>,
+    /// The task being polled: the owner of the writes it issues.
+    polling: Cell<usize>,
+    /// The op each task is applying.
+    ops: RefCell<HashMap<usize, (Op, Millis)>>,
+    /// The sequence number of the log record each task's current op landed as.
+    landed_by_task: RefCell<HashMap<usize, u64>>,
+    landed: RefCell<Vec<Landed>>,
+    done: RefCell<Vec<Done>>,
+    external: RefCell<BTreeMap<String, External>>,
+    /// Reads left before one fails (while reopening).
+    reads_until_fault: Cell<Option<u64>>,
+    /// Faults injected so far (a snapshot with none during it must be clean).
+    injected: Cell<u64>,
+    tally: RefCell<Tally>,
+}
+
+impl World {
+    fn new(seed: u64, trace: bool) -> World {
+        World {
+            seed,
+            trace,
+            durable: MemoryBackend::new(),
+            manual: Cell::new(false),
+            in_flight: RefCell::default(),
+            resolved: RefCell::default(),
+            next_write: Cell::new(0),
+            polling: Cell::new(usize::MAX),
+            ops: RefCell::default(),
+            landed_by_task: RefCell::default(),
+            landed: RefCell::default(),
+            done: RefCell::default(),
+            external: RefCell::default(),
+            reads_until_fault: Cell::new(None),
+            injected: Cell::new(0),
+            tally: RefCell::default(),
+        }
+    }
+
+    fn trace(&self, what: impl FnOnce() -> String) {
+        if self.trace {
+            eprintln!("sim[{}]: {}", self.seed, what());
+        }
+    }
+
+    fn read(&self) -> Result<()> {
+        match self.reads_until_fault.get() {
+            Some(0) => {
+                self.reads_until_fault.set(None);
+                self.trace(|| "read fails".into());
+                Err(Error::storage("injected: read failed"))
+            }
+            Some(n) => {
+                self.reads_until_fault.set(Some(n - 1));
+                Ok(())
+            }
+            None => Ok(()),
+        }
+    }
+
+    async fn write(&self, write: Write) -> Result<()> {
+        let task = self.polling.get();
+        if !self.manual.get() {
+            self.land(task, write);
+            return Ok(());
+        }
+        let id = self.next_write.get();
+        self.next_write.set(id + 1);
+        let n = {
+            let mut f = self.in_flight.borrow_mut();
+            f.push(InFlight { id, task, write });
+            f.len()
+        };
+        {
+            let mut t = self.tally.borrow_mut();
+            t.max_in_flight = t.max_in_flight.max(n);
+        }
+        std::future::poll_fn(|_| match self.resolved.borrow_mut().remove(&id) {
+            Some(r) => Poll::Ready(r),
+            None => Poll::Pending,
+        })
+        .await
+    }
+
+    /// Makes a write durable.
+    fn land(&self, task: usize, write: Write) {
+        match write {
+            Write::Put { key, value } => {
+                if let Some(seq) = super::super::keys::parse_seq(PREFIX, &key) {
+                    let (op, now) = self.ops.borrow().get(&task).cloned().unwrap_or_else(|| panic!("seed {}: log record {seq} written outside an apply", self.seed));
+                    self.landed_by_task.borrow_mut().insert(task, seq);
+                    self.landed.borrow_mut().push(Landed { seq, task, op, now, bytes: value.clone() });
+                }
+                self.durable.poke(&key, value);
+            }
+            Write::Delete { keys } => {
+                let mut map = self.durable.map.borrow_mut();
+                for k in keys {
+                    map.remove(&k);
+                }
+            }
+        }
+    }
+
+    fn describe(w: &Write) -> String {
+        match w {
+            Write::Put { key, value } => format!("put {key} ({} bytes)", value.len()),
+            Write::Delete { keys } => format!("delete {} keys from {:?}", keys.len(), keys.first()),
+        }
+    }
+
+    /// Whether losing this write tears a snapshot: a chunk after the first.
+    fn tears(w: &Write) -> bool {
+        matches!(w, Write::Put { key, .. } if key.starts_with("t/snap/") && !key.ends_with("/00000000"))
+    }
+
+    fn resolve(&self, i: usize, fate: Fate) {
+        let f = self.in_flight.borrow_mut().remove(i);
+        self.trace(|| format!("{fate:?}: {}", World::describe(&f.write)));
+        let result = match fate {
+            Fate::Land => {
+                self.land(f.task, f.write);
+                Ok(())
+            }
+            Fate::Fail => {
+                let mut t = self.tally.borrow_mut();
+                t.failed_writes += 1;
+                t.torn_snapshots += u64::from(World::tears(&f.write));
+                self.injected.set(self.injected.get() + 1);
+                Err(Error::storage("injected: write failed, nothing written"))
+            }
+            Fate::FailLanded => {
+                self.tally.borrow_mut().ambiguous_writes += 1;
+                self.injected.set(self.injected.get() + 1);
+                self.land(f.task, f.write);
+                Err(Error::storage("injected: write landed, acknowledgement lost"))
+            }
+        };
+        self.resolved.borrow_mut().insert(f.id, result);
+    }
+
+    /// The process dies: every write in flight lands or not, in a random order.
+    fn crash(&self, rng: &mut Rng) {
+        let mut flights = std::mem::take(&mut *self.in_flight.borrow_mut());
+        for i in (1..flights.len()).rev() {
+            flights.swap(i, rng.below(i + 1));
+        }
+        {
+            let mut t = self.tally.borrow_mut();
+            t.crashes += 1;
+            t.crashes_mid_write += u64::from(!flights.is_empty());
+            t.crash_reordered += u64::from(flights.len() > 1);
+        }
+        self.injected.set(self.injected.get() + 1);
+        self.trace(|| format!("crash with {} writes in flight", flights.len()));
+        for f in flights {
+            if rng.chance(0.5) {
+                self.trace(|| format!("  lands: {}", World::describe(&f.write)));
+                self.tally.borrow_mut().crash_landed += 1;
+                self.land(f.task, f.write);
+            } else {
+                self.trace(|| format!("  lost: {}", World::describe(&f.write)));
+                let mut t = self.tally.borrow_mut();
+                t.crash_lost += 1;
+                t.torn_snapshots += u64::from(World::tears(&f.write));
+            }
+        }
+        self.resolved.borrow_mut().clear();
+        self.ops.borrow_mut().clear();
+        self.landed_by_task.borrow_mut().clear();
+    }
+
+    /// The outside service of execute-once: answers a receipt, and counts.
+    fn call_external(&self, key: &str) -> Value {
+        let mut ext = self.external.borrow_mut();
+        let e = ext.entry(key.to_owned()).or_insert_with(|| External { calls: 0, outcome: json!({ "receipt": format!("r-{}", &key[..12]) }) });
+        e.calls += 1;
+        assert_eq!(e.calls, 1, "seed {}: execute-once called the outside service twice for {key}", self.seed);
+        self.tally.borrow_mut().external_calls += 1;
+        e.outcome.clone()
+    }
+}
+
+/// A backend that moves bytes in and out of [`World::durable`], with the
+/// simulation deciding the fate of every write.
+#[derive(Clone)]
+struct FaultBackend(std::rc::Rc<World>);
+
+impl Backend for FaultBackend {
+    async fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        self.0.read()?;
+        self.0.durable.get(key).await
+    }
+    async fn put(&self, key: &str, value: Vec<u8>) -> Result<()> {
+        self.0.write(Write::Put { key: key.to_owned(), value }).await
+    }
+    async fn delete(&self, keys: &[String]) -> Result<()> {
+        self.0.write(Write::Delete { keys: keys.to_vec() }).await
+    }
+    async fn list(&self, range: KeyRange<'_>) -> Result<Vec<String>> {
+        self.0.read()?;
+        self.0.durable.list(range).await
+    }
+    async fn get_range(&self, range: KeyRange<'_>) -> Result<Vec<(String, Vec<u8>)>> {
+        self.0.read()?;
+        self.0.durable.get_range(range).await
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The model: the reference engine and the ledger as this file understands it.
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Held {
+    Posted,
+    Pending,
+    PendingPosted(u128),
+    Voided,
+    Expired,
+}
+
+#[derive(Debug, Clone)]
+struct ModelTransfer {
+    debit: String,
+    credit: String,
+    amount: u128,
+    held: Held,
+}
+
+struct Model {
+    seed: u64,
+    reference: Engine,
+    /// Each landed record's op and what the reference answered, by seq - 1.
+    log: Vec<(Op, Applied)>,
+    transfers: BTreeMap<String, ModelTransfer>,
+}
+
+/// Minor units of an amount this file wrote (scale 6).
+fn units(s: &str) -> u128 {
+    let (int, frac) = s.split_once('.').unwrap_or((s, ""));
+    let frac = format!("{frac:0<6}");
+    int.parse::<u128>().unwrap() * 1_000_000 + frac.parse::<u128>().unwrap()
+}
+
+impl Model {
+    /// Feeds the reference with the records that landed, in order.
+    fn absorb(&mut self, world: &World) {
+        let landed = std::mem::take(&mut *world.landed.borrow_mut());
+        for l in landed {
+            let seed = self.seed;
+            let expected = self.reference.last_seq() + 1;
+            assert_eq!(l.seq, expected, "seed {seed}: log record {} landed when {expected} was next: a gap or an overwrite", l.seq);
+            let entry = decode_log_entry(l.seq, &l.bytes).unwrap_or_else(|e| panic!("seed {seed}: record {} does not decode: {e}", l.seq));
+            assert!(entry.op == l.op && entry.now_ms == l.now, "seed {seed}: record {} decodes to {:?}, task {} applied {:?}", l.seq, entry.op, l.task, l.op);
+            let applied = self.reference.apply(&l.op, l.now).unwrap_or_else(|e| panic!("seed {seed}: the store logged op {} ({:?}) that the reference refuses: {e}", l.seq, l.op));
+            self.observe(&l.op, &applied, world);
+            world.trace(|| format!("landed #{}: {:?} -> {:?}", l.seq, short(&l.op), short_applied(&applied)));
+            self.log.push((l.op, applied));
+        }
+    }
+
+    /// Follows the ledger's transfers from the results the reference gave.
+    fn observe(&mut self, op: &Op, applied: &Applied, world: &World) {
+        let seed = self.seed;
+        match (op, applied) {
+            (Op::Ledger(LedgerOp::CreateTransfers { transfers }), Applied::Ledger(LedgerApplied::Transfers(results))) => {
+                assert_eq!(transfers.len(), results.len(), "seed {seed}: one result per transfer");
+                for (req, (id, result)) in transfers.iter().zip(results) {
+                    assert_eq!(&req.id, id, "seed {seed}: results in request order");
+                    match result {
+                        TransferResult::Created => {
+                            let held = if req.pending { Held::Pending } else { Held::Posted };
+                            let t = ModelTransfer { debit: req.debit_account.clone(), credit: req.credit_account.clone(), amount: units(&req.amount), held };
+                            assert!(self.transfers.insert(id.clone(), t).is_none(), "seed {seed}: transfer {id} created twice");
+                            world.tally.borrow_mut().transfers_created += 1;
+                        }
+                        TransferResult::Exists => {
+                            let t = self.transfers.get(id).unwrap_or_else(|| panic!("seed {seed}: {id} `exists` but was never created"));
+                            assert!(t.debit == req.debit_account && t.credit == req.credit_account && t.amount == units(&req.amount), "seed {seed}: {id} `exists` with other fields");
+                            world.tally.borrow_mut().transfer_retries_exist += 1;
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            (Op::Ledger(LedgerOp::Post { id, amount }), Applied::Ledger(LedgerApplied::Resolved(t))) => {
+                let m = self.transfers.get_mut(id).unwrap_or_else(|| panic!("seed {seed}: posted unknown {id}"));
+                assert_eq!(m.held, Held::Pending, "seed {seed}: posted {id} that was not pending");
+                let posted = amount.as_deref().map_or(m.amount, units);
+                m.held = Held::PendingPosted(posted);
+                assert_eq!((t.state, t.posted_amount), (TransferState::PendingPosted, Some(posted)), "seed {seed}: post of {id}");
+            }
+            (Op::Ledger(LedgerOp::Void { id }), Applied::Ledger(LedgerApplied::Resolved(t))) => {
+                let m = self.transfers.get_mut(id).unwrap_or_else(|| panic!("seed {seed}: voided unknown {id}"));
+                assert_eq!(m.held, Held::Pending, "seed {seed}: voided {id} that was not pending");
+                m.held = Held::Voided;
+                assert_eq!(t.state, TransferState::PendingVoided, "seed {seed}: void of {id}");
+            }
+            (_, Applied::Ledger(LedgerApplied::Expired(ids))) => {
+                for id in ids {
+                    let m = self.transfers.get_mut(id).unwrap_or_else(|| panic!("seed {seed}: expired unknown {id}"));
+                    assert_eq!(m.held, Held::Pending, "seed {seed}: expired {id} that was not pending");
+                    m.held = Held::Expired;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Balances, counts and reconciliation of `ledger` against the model.
+    fn check_ledger(&self, ledger: &Ledger, context: &str) {
+        let seed = self.seed;
+        let mut sums: BTreeMap<&str, [u128; 4]> = BTreeMap::new();
+        for (id, t) in &self.transfers {
+            let (amount, posted) = match t.held {
+                Held::Posted => (t.amount, true),
+                Held::Pending => (t.amount, false),
+                Held::PendingPosted(p) => (p, true),
+                Held::Voided | Held::Expired => (0, true),
+            };
+            let (d, c) = if posted { (0, 1) } else { (2, 3) };
+            sums.entry(&t.debit).or_default()[d] += amount;
+            sums.entry(&t.credit).or_default()[c] += amount;
+            let held = ledger.transfer(id).unwrap_or_else(|| panic!("seed {seed} {context}: transfer {id} was created and is gone"));
+            let state = match t.held {
+                Held::Posted => TransferState::Posted,
+                Held::Pending => TransferState::Pending,
+                Held::PendingPosted(_) => TransferState::PendingPosted,
+                Held::Voided => TransferState::PendingVoided,
+                Held::Expired => TransferState::PendingExpired,
+            };
+            assert_eq!(held.state, state, "seed {seed} {context}: transfer {id}");
+        }
+        for a in ledger.accounts() {
+            let expected = sums.get(a.id.as_str()).copied().unwrap_or_default();
+            let found = [a.debits_posted, a.credits_posted, a.debits_pending, a.credits_pending];
+            assert_eq!(found, expected, "seed {seed} {context}: balances of {} (debits/credits posted, pending)", a.id);
+        }
+        assert_eq!(ledger.counts().0, self.transfers.len(), "seed {seed} {context}: the ledger holds one transfer per id created");
+        let diffs = ledger.reconcile();
+        assert!(diffs.is_empty(), "seed {seed} {context}: reconcile: {diffs:?}");
+    }
+
+    /// Execute-once: each call made once, after its intent was durable.
+    fn check_intents(&self, ledger: &Ledger, world: &World, context: &str) {
+        let seed = self.seed;
+        let ext = world.external.borrow();
+        for (key, e) in ext.iter() {
+            assert_eq!(e.calls, 1, "seed {seed} {context}: {key} called {} times", e.calls);
+            let intent = ledger.intent(key).unwrap_or_else(|| panic!("seed {seed} {context}: {key} was called but its intent is not durable"));
+            if let Some(o) = &intent.outcome {
+                assert_eq!(o, &e.outcome, "seed {seed} {context}: {key} recorded another outcome than the call's");
+            }
+        }
+        for i in ledger.open_intents() {
+            assert!(i.outcome.is_none());
+        }
+        // An outcome is recorded only for a call that was made.
+        let open: Vec<&str> = ledger.open_intents().iter().map(|i| i.key.as_str()).collect();
+        for key in ext.keys() {
+            let i = ledger.intent(key).unwrap();
+            assert_eq!(i.outcome.is_none(), open.contains(&key.as_str()), "seed {seed} {context}: open_intents lists {key}");
+        }
+    }
+
+    /// The whole state of `store` equals the reference, and the ledger checks hold.
+    fn check_store(&self, store: &Store<FaultBackend>, world: &World, context: &str) {
+        let seed = self.seed;
+        let r = run(store.read(|e| {
+            if e != &self.reference {
+                panic!("seed {seed} {context}: the store's state differs from the reference: {}", diff(e, &self.reference));
+            }
+            self.check_ledger(e.ledger(), context);
+            self.check_intents(e.ledger(), world, context);
+        }));
+        r.unwrap_or_else(|e| panic!("seed {seed} {context}: read failed: {e}"));
+    }
+}
+
+/// Where two engines differ, through their public views.
+pub(super) fn diff(a: &Engine, b: &Engine) -> String {
+    let mut out = Vec::new();
+    if a.last_seq() != b.last_seq() {
+        out.push(format!("last_seq {} vs {}", a.last_seq(), b.last_seq()));
+    }
+    let (sa, sb) = (a.list_sessions(0, None, 0, 1_000), b.list_sessions(0, None, 0, 1_000));
+    if sa != sb {
+        out.push(format!("sessions {:?} vs {:?}", sa.sessions, sb.sessions));
+    } else {
+        for id in &sa.sessions {
+            if a.session(id, 0) != b.session(id, 0) {
+                out.push(format!("session {id}: {:?} vs {:?}", a.session(id, 0), b.session(id, 0)));
+            }
+        }
+    }
+    if a.ledger() != b.ledger() {
+        out.push(format!("ledger counts {:?} vs {:?}, journal {} vs {}", a.ledger().counts(), b.ledger().counts(), a.ledger().journal_head(), b.ledger().journal_head()));
+    }
+    if a.longterm() != b.longterm() {
+        let (la, lb) = (a.longterm(), b.longterm());
+        let records = |l: &crate::core::longterm::LongTerm| l.records().cloned().collect::<Vec<_>>();
+        let vectors = |l: &crate::core::longterm::LongTerm| l.index().map(|i| i.live_entries()).unwrap_or_default();
+        if records(la) != records(lb) {
+            out.push(format!("long-term records {:?} vs {:?}", records(la), records(lb)));
+        }
+        if vectors(la) != vectors(lb) {
+            out.push(format!("long-term vectors {:?} vs {:?}", vectors(la), vectors(lb)));
+        }
+        out.push(format!("long-term {} vs {} records", la.len(), lb.len()));
+    }
+    if a.tool_ttls() != b.tool_ttls() {
+        out.push(format!("tool TTLs {:?} vs {:?}", a.tool_ttls(), b.tool_ttls()));
+    }
+    let agents = |e: &Engine| e.agent_ids().map(|id| (id.to_owned(), e.agent(id).cloned())).collect::<Vec<_>>();
+    if agents(a) != agents(b) {
+        out.push(format!("agents {:?} vs {:?}", agents(a), agents(b)));
+    }
+    for id in &sa.sessions {
+        if a.archived(id, 0, usize::MAX) != b.archived(id, 0, usize::MAX) {
+            out.push(format!("archive of {id}"));
+        }
+        let (ca, cb) = (a.tool_cache_entries(id, 0), b.tool_cache_entries(id, 0));
+        if ca != cb {
+            out.push(format!("tool cache of {id}: {ca:?} vs {cb:?}"));
+        }
+    }
+    if a.episodes() != b.episodes() {
+        out.push(format!("episodes {:?} vs {:?}", a.episodes(), b.episodes()));
+    }
+    if a.services() != b.services() {
+        out.push(format!("services {:?} vs {:?}", a.services(), b.services()));
+    }
+    if a.agent_state() != b.agent_state() {
+        out.push(format!("agent state {:?} vs {:?}", a.agent_state(), b.agent_state()));
+    }
+    if out.is_empty() {
+        out.push("nothing a public view shows (tool caches of sessions gone, or expired entries)".into());
+    }
+    out.join("; ")
+}
+
+fn short(op: &Op) -> String {
+    let s = format!("{op:?}");
+    s.chars().take(160).collect()
+}
+
+fn short_applied(a: &Applied) -> String {
+    let s = format!("{a:?}");
+    s.chars().take(120).collect()
+}
+
+// ---------------------------------------------------------------------------
+// The workload.
+
+const ACCOUNTS: [&str; 4] = ["bank", "agent", "casino", "escrow"];
+const TRANSFER_IDS: u64 = 12;
+const SESSIONS: u64 = 5;
+/// Whether long-term creates without deduplication may give two live
+/// memories the same hash. Off while a restart can change what a later
+/// deduplicating create decides (`deduplication_decides_the_same_after_a_restart`);
+/// turn it on with the fix.
+const LTM_SHARED_HASHES: bool = false;
+
+/// What one seed does and how hostile its world is.
+struct Plan {
+    ops: u64,
+    concurrency: usize,
+    p_fail: f64,
+    p_crash: f64,
+    tick_ms: usize,
+    config: StoreConfig,
+    now: Millis,
+    submitted: u64,
+    next_task: usize,
+    next_message: u64,
+}
+
+/// The fields of transfer `n`: the same on every retry.
+fn transfer(n: u64, variant: bool) -> TransferRequest {
+    let units = (n % 5 + 1) * 1_000_000 + n * 137 + u64::from(variant);
+    let pending = n % 3 == 0;
+    TransferRequest {
+        id: format!("t{n}"),
+        debit_account: ACCOUNTS[(n % 4) as usize].into(),
+        credit_account: ACCOUNTS[((n + 1 + n / 4) % 4) as usize].into(),
+        amount: format!("{}.{:06}", units / 1_000_000, units % 1_000_000),
+        pending,
+        timeout_seconds: if pending && n % 2 == 0 { Some(1 + n % 3) } else { None },
+        linked: false,
+        metadata: if n % 4 == 1 { Some(json!({ "bet": n, "odds": "2.50" }).as_object().unwrap().clone()) } else { None },
+    }
+}
+
+fn setup_ops() -> Vec<Op> {
+    let mut ops = vec![Op::Ledger(LedgerOp::CreateAsset { code: "USDC".into(), scale: 6 })];
+    for (i, a) in ACCOUNTS.iter().enumerate() {
+        let flags = AccountFlags { debits_must_not_exceed_credits: i == 1, ..AccountFlags::default() };
+        ops.push(Op::Ledger(LedgerOp::CreateAccount { id: (*a).into(), asset: "USDC".into(), flags, max_transfer: if i == 2 { Some("4.5".into()) } else { None } }));
+    }
+    ops
+}
+
+/// What a task does.
+enum Script {
+    /// One op, retried after storage errors.
+    Apply(Box<Op>, u32),
+    /// Execute-once: begin, call the outside service if new, complete.
+    ExecuteOnce { order: u64, retries: u32 },
+    Snapshot,
+}
+
+fn script(rng: &mut Rng, plan: &mut Plan) -> Script {
+    let retries = rng.below(3) as u32;
+    let now = plan.now;
+    let session = |rng: &mut Rng| format!("s{}", rng.below(SESSIONS as usize));
+    let op = match rng.below(100) {
+        0..=24 => {
+            let n = rng.below(TRANSFER_IDS as usize) as u64;
+            let mut transfers = vec![transfer(n, rng.chance(0.15))];
+            if rng.chance(0.15) {
+                transfers[0].linked = true;
+                let m = (n + 1 + rng.below(3) as u64) % TRANSFER_IDS;
+                transfers.push(transfer(m, false));
+            }
+            Op::Ledger(LedgerOp::CreateTransfers { transfers })
+        }
+        25..=31 => {
+            let n = 3 * rng.below(TRANSFER_IDS as usize / 3) as u64;
+            let id = format!("t{n}");
+            if rng.chance(0.5) {
+                let full = units(&transfer(n, false).amount);
+                let amount = rng.chance(0.5).then(|| format!("{}.{:06}", full / 2 / 1_000_000, full / 2 % 1_000_000));
+                Op::Ledger(LedgerOp::Post { id, amount })
+            } else {
+                Op::Ledger(LedgerOp::Void { id })
+            }
+        }
+        32..=34 => Op::Ledger(LedgerOp::Expire),
+        35..=44 => return Script::ExecuteOnce { order: rng.below(6) as u64, retries },
+        45..=57 => {
+            let mut s = Session::new(session(rng), 0);
+            s.ttl_seconds = rng.chance(0.4).then(|| rng.range(1, 6));
+            s.context = rng.chance(0.5).then(|| format!("summary at {now} ").repeat(rng.below(6)));
+            s.user_id = rng.chance(0.3).then(|| "u1".to_owned());
+            s.data = rng.chance(0.3).then(|| json!({ "cart": ["apple"], "budget": "12.50", "n": now }).as_object().unwrap().clone());
+            if rng.chance(0.25) {
+                Op::SessionCreate { session: s }
+            } else {
+                Op::SessionPut { session: s }
+            }
+        }
+        58..=69 => {
+            let messages = (0..rng.range(1, 2))
+                .map(|_| {
+                    plan.next_message += 1;
+                    // Now and then an id already used: a refused append.
+                    let n = if rng.chance(0.1) { plan.next_message.saturating_sub(3) } else { plan.next_message };
+                    Message { id: format!("m{n}"), role: "user".into(), content: format!("turn {n} ✓"), created_at: now, persisted_at: None, tokens: Default::default() }
+                })
+                .collect();
+            Op::SessionAppend { session_id: session(rng), messages }
+        }
+        70..=73 => Op::SessionDelete { session_id: session(rng) },
+        74..=76 => Op::SessionsExpire,
+        77..=82 => {
+            let n = rng.below(4);
+            Op::History(HistoryOp::ToolCachePut {
+                session_id: session(rng),
+                tool: "search".into(),
+                args: format!("{{\"q\":{n}}}"),
+                result: json!({ "hits": n, "price": "0.10" }),
+                ttl_seconds: Some(rng.range(1, 5)),
+            })
+        }
+        83..=84 => Op::History(HistoryOp::ToolCacheInvalidate { session_id: session(rng), tool: rng.chance(0.5).then(|| "search".to_owned()), args: None }),
+        92..=93 => Op::Ltm(LtmOp::Delete { ids: (0..rng.range(1, 3)).map(|_| format!("l{}", rng.below(6))).collect() }),
+        85..=91 => {
+            let deduplicate = rng.chance(0.5);
+            let records = (0..rng.range(1, 2))
+                .map(|_| {
+                    let i = rng.below(6);
+                    let texts = ["likes green tea", "bets on red", "prefers window seats"];
+                    let mut text = texts[rng.below(3)].to_owned();
+                    if !deduplicate && !LTM_SHARED_HASHES {
+                        // Without deduplication, a text of this id's own: two
+                        // live memories never share a hash (see
+                        // `deduplication_decides_the_same_after_a_restart`).
+                        text = format!("{text} (l{i})");
+                    }
+                    let mut r = MemoryRecord::new(format!("l{i}"), text, MemoryType::Semantic, now);
+                    r.user_id = Some("u1".into());
+                    r.refresh_hash();
+                    let vector = (0..4).map(|k| if k == 0 { 1.0 } else { (rng.below(2001) as f32 - 1000.0) / 1000.0 }).collect();
+                    NewRecord { record: r, vector }
+                })
+                .collect::<Vec<_>>();
+            let mut seen = std::collections::HashSet::new();
+            let records = records.into_iter().filter(|r| seen.insert(r.record.id.clone())).collect();
+            Op::Ltm(LtmOp::Create { records, deduplicate })
+        }
+        _ => return Script::Snapshot,
+    };
+    Script::Apply(Box::new(op), retries)
+}
+
+type Task<'a> = Pin<Box<dyn Future<Output = ()> + 'a>>;
+
+/// Applies one op and reports it with the log record it landed as.
+async fn apply_once(store: &Store<FaultBackend>, world: &World, task: usize, op: Op, now: Millis) -> Result<Applied> {
+    world.ops.borrow_mut().insert(task, (op.clone(), now));
+    world.landed_by_task.borrow_mut().remove(&task);
+    let result = store.apply(op.clone(), now).await;
+    world.ops.borrow_mut().remove(&task);
+    let landed = world.landed_by_task.borrow_mut().remove(&task);
+    world.done.borrow_mut().push(Done::Op(Box::new(OpDone { task, op, now, result: result.clone(), landed })));
+    result
+}
+
+/// Applies one op, again with the same fields after a storage error.
+async fn apply_retrying(store: &Store<FaultBackend>, world: &World, task: usize, op: Op, now: Millis, mut retries: u32) -> Result<Applied> {
+    loop {
+        let r = apply_once(store, world, task, op.clone(), now).await;
+        match &r {
+            Err(e) if e.code() == "storage_error" && retries > 0 => retries -= 1,
+            _ => return r,
+        }
+    }
+}
+
+fn spawn<'a>(store: &'a Store<FaultBackend>, world: &'a World, task: usize, now: Millis, script: Script) -> Task<'a> {
+    match script {
+        Script::Apply(op, retries) => Box::pin(async move {
+            let _ = apply_retrying(store, world, task, *op, now, retries).await;
+        }),
+        Script::ExecuteOnce { order, retries } => Box::pin(async move {
+            let params = json!({ "order": order, "amount": "12.50" });
+            let key = intent_key("pay", &params);
+            let begin = Op::Ledger(LedgerOp::BeginIntent { key: key.clone(), op: "pay".into(), params });
+            let outcome = match apply_retrying(store, world, task, begin, now, retries).await {
+                // The intent is durable: call the outside service.
+                Ok(Applied::Ledger(LedgerApplied::Intent(Begun::Started(_)))) => world.call_external(&key),
+                Ok(Applied::Ledger(LedgerApplied::Intent(Begun::Done(i)))) => {
+                    let ext = world.external.borrow();
+                    let called = ext.get(&key).unwrap_or_else(|| panic!("seed {}: {key} is done but was never called", world.seed));
+                    assert_eq!(i.outcome.as_ref(), Some(&called.outcome), "seed {}: {key} answered another outcome", world.seed);
+                    return;
+                }
+                // Begun before, maybe by a task the crash killed: verify with
+                // the outside service, never call again.
+                Ok(Applied::Ledger(LedgerApplied::Intent(Begun::Open(_)))) => match world.external.borrow().get(&key) {
+                    Some(e) => e.outcome.clone(),
+                    None => return,
+                },
+                _ => return,
+            };
+            let complete = Op::Ledger(LedgerOp::CompleteIntent { key, outcome });
+            let _ = apply_retrying(store, world, task, complete, now, retries + 2).await;
+        }),
+        Script::Snapshot => Box::pin(async move {
+            let before = world.injected.get();
+            let result = store.snapshot().await;
+            let clean = world.injected.get() == before;
+            world.done.borrow_mut().push(Done::Snapshot { result, clean });
+        }),
+    }
+}
+
+fn run<F: Future>(f: F) -> F::Output {
+    now_or_never(f).expect("the simulation's futures complete at once when writes land at once")
+}
+
+// ---------------------------------------------------------------------------
+// One seed.
+
+/// Checks what the tasks reported.
+fn settle(world: &World, model: &mut Model, plan: &Plan) {
+    model.absorb(world);
+    let seed = model.seed;
+    let done = std::mem::take(&mut *world.done.borrow_mut());
+    for d in done {
+        match d {
+            Done::Op(done) => {
+                let OpDone { task, op, now, result, landed } = *done;
+                world.trace(|| format!("task {task} done: {:?} -> {}", short(&op), match &result {
+                    Ok(a) => short_applied(a),
+                    Err(e) => format!("error {e}"),
+                }));
+                world.tally.borrow_mut().ops += 1;
+                match result {
+                    Ok(applied) => {
+                        world.tally.borrow_mut().acked += 1;
+                        let seq = landed.unwrap_or_else(|| panic!("seed {seed}: task {task}'s {} was acknowledged but its log record never landed", short(&op)));
+                        let (logged, answer) = &model.log[(seq - 1) as usize];
+                        assert_eq!(logged, &op, "seed {seed}: record {seq} holds another op than task {task} applied");
+                        assert_eq!(answer, &applied, "seed {seed}: record {seq}: the store answered task {task} otherwise than the reference");
+                    }
+                    Err(e) if e.code() == "storage_error" => world.tally.borrow_mut().storage_errors += 1,
+                    Err(e) => {
+                        world.tally.borrow_mut().refused += 1;
+                        assert!(landed.is_none(), "seed {seed}: {} was refused ({e}) after its record landed", short(&op));
+                        match model.reference.apply(&op, now) {
+                            Err(r) => assert_eq!(r.code(), e.code(), "seed {seed}: the store refused {} with {e}, the reference with {r}", short(&op)),
+                            Ok(_) => panic!("seed {seed}: the store refused {} with {e}; the reference applies it", short(&op)),
+                        }
+                    }
+                }
+            }
+            Done::Snapshot { result, clean } => {
+                world.trace(|| format!("snapshot done: {result:?} clean={clean}"));
+                if let (Ok(stats), true) = (result, clean) {
+                    world.tally.borrow_mut().clean_snapshots_checked += 1;
+                    assert_only_live(&world.durable, stats, plan.config.chunk_bytes, &format!("seed {seed}: after a snapshot with no fault"));
+                }
+            }
+        }
+    }
+}
+
+/// Runs tasks until the workload is done (true) or the process crashes (false).
+fn epoch(store: &Store<FaultBackend>, world: &World, model: &mut Model, rng: &mut Rng, plan: &mut Plan) -> bool {
+    let mut tasks: Vec<(usize, Task<'_>)> = Vec::new();
+    let mut cx = Context::from_waker(Waker::noop());
+    for step in 0u64.. {
+        assert!(step < 1_000_000, "seed {}: no progress", model.seed);
+        plan.now += rng.below(plan.tick_ms) as Millis;
+        if rng.chance(plan.p_crash) {
+            return false;
+        }
+        if plan.submitted < plan.ops && tasks.len() < plan.concurrency && rng.chance(0.4) {
+            let s = script(rng, plan);
+            plan.submitted += 1;
+            let id = plan.next_task;
+            plan.next_task += 1;
+            tasks.push((id, spawn(store, world, id, plan.now, s)));
+            continue;
+        }
+        let in_flight = world.in_flight.borrow().len();
+        if in_flight > 0 && (tasks.is_empty() || rng.chance(0.5)) {
+            let fate = if rng.chance(plan.p_fail) { rng.pick(&[Fate::Fail, Fate::FailLanded]) } else { Fate::Land };
+            world.resolve(rng.below(in_flight), fate);
+            model.absorb(world);
+            continue;
+        }
+        if tasks.is_empty() {
+            if plan.submitted >= plan.ops {
+                return true;
+            }
+            continue;
+        }
+        let k = rng.below(tasks.len());
+        world.polling.set(tasks[k].0);
+        let ready = tasks[k].1.as_mut().poll(&mut cx).is_ready();
+        world.polling.set(usize::MAX);
+        settle(world, model, plan);
+        if ready {
+            drop(tasks.swap_remove(k));
+            // Whenever no op holds the store, it answers from the durable state.
+            if let Some(r) = now_or_never(store.read(|e| e == &model.reference)) {
+                if !r.unwrap_or_else(|e| panic!("seed {}: read failed: {e}", model.seed)) {
+                    let d = run(store.read(|e| diff(e, &model.reference))).unwrap();
+                    panic!("seed {}: the idle store's state differs from the reference: {d}", model.seed);
+                }
+            }
+        }
+    }
+    unreachable!()
+}
+
+/// Opens the store over what is durable, after some failed attempts.
+fn reopen(world: &std::rc::Rc<World>, config: &StoreConfig, rng: &mut Rng, faults: bool) -> Store<FaultBackend> {
+    // Open only reads: a write would wait in flight, and `run` would panic.
+    world.manual.set(true);
+    loop {
+        let armed = faults && rng.chance(0.3);
+        if armed {
+            world.reads_until_fault.set(Some(rng.below(12) as u64));
+        }
+        let before = world.durable.dump();
+        let opened = now_or_never(Store::open(FaultBackend(world.clone()), config.clone())).unwrap_or_else(|| panic!("seed {}: opening the store wrote", world.seed));
+        // A fault that did not fire is disarmed.
+        let fired = armed && world.reads_until_fault.take().is_none();
+        match opened {
+            Ok(store) => return store,
+            Err(e) => {
+                assert!(fired && e.code() == "storage_error", "seed {}: open refused: {e}", world.seed);
+                assert!(world.durable.dump() == before, "seed {}: a refused open wrote", world.seed);
+                world.tally.borrow_mut().failed_opens += 1;
+            }
+        }
+    }
+}
+
+/// A snapshot with no fault, then storage must hold the live snapshot only.
+fn clean_snapshot(store: &Store<FaultBackend>, world: &World, model: &mut Model, plan: &Plan, context: &str) {
+    world.manual.set(false);
+    let stats = run(store.snapshot()).unwrap_or_else(|e| panic!("seed {} {context}: snapshot failed: {e}", model.seed));
+    world.manual.set(true);
+    model.absorb(world);
+    world.tally.borrow_mut().clean_snapshots_checked += 1;
+    assert_only_live(&world.durable, stats, plan.config.chunk_bytes, &format!("seed {} {context}", model.seed));
+    assert_eq!(stats.last_seq, model.reference.last_seq(), "seed {} {context}: the snapshot covers every op", model.seed);
+}
+
+/// At the end of a workload, before any restart: the state shrinks (its
+/// sessions and memories deleted), then a snapshot with no fault must leave
+/// only itself. A snapshot torn earlier in this process left chunks past
+/// what this shorter one writes; only the store's own bookkeeping (no
+/// recovery probe) can have it delete them.
+fn shrink_then_snapshot(store: &Store<FaultBackend>, world: &World, model: &mut Model, plan: &Plan) {
+    world.manual.set(false);
+    world.polling.set(usize::MAX - 2);
+    let now = plan.now;
+    let (sessions, memories) = run(store.read(|e| (e.list_sessions(now, None, 0, 1_000).sessions, e.longterm().records().map(|r| r.id.clone()).collect::<Vec<_>>()))).unwrap();
+    let mut ops: Vec<Op> = sessions.into_iter().map(|session_id| Op::SessionDelete { session_id }).collect();
+    ops.push(Op::Ltm(LtmOp::Delete { ids: memories }));
+    for op in ops {
+        run(apply_once(store, world, usize::MAX - 2, op, now)).unwrap_or_else(|e| panic!("seed {}: shrinking: {e}", world.seed));
+    }
+    world.polling.set(usize::MAX);
+    settle(world, model, plan);
+    clean_snapshot(store, world, model, plan, "after the workload, before a restart");
+}
+
+fn run_seed(seed: u64, trace: bool) -> Tally {
+    let mut rng = Rng::new(seed);
+    let world = std::rc::Rc::new(World::new(seed, trace));
+    let mut plan = Plan {
+        ops: rng.range(5, 25),
+        concurrency: rng.range(1, 3) as usize,
+        p_fail: rng.pick(&[0.0, 0.03, 0.1, 0.25]),
+        p_crash: rng.pick(&[0.0, 0.002, 0.01, 0.03]),
+        tick_ms: rng.pick(&[20, 300, 1_500]),
+        config: StoreConfig { snapshot_every_ops: rng.range(1, 12), chunk_bytes: rng.pick(&[64, 100, 256, 4096]), key_prefix: PREFIX.into() },
+        now: 1_700_000_000_000,
+        submitted: 0,
+        next_task: 0,
+        next_message: 0,
+    };
+    world.trace(|| format!("plan: {} ops, {} tasks, p_fail {}, p_crash {}, {:?}", plan.ops, plan.concurrency, plan.p_fail, plan.p_crash, plan.config));
+    let mut model = Model { seed, reference: Engine::new(), log: Vec::new(), transfers: BTreeMap::new() };
+    let mut store = reopen(&world, &plan.config, &mut rng, false);
+    world.manual.set(false);
+    world.polling.set(usize::MAX - 1);
+    for op in setup_ops() {
+        run(apply_once(&store, &world, usize::MAX - 1, op, plan.now)).unwrap();
+    }
+    world.polling.set(usize::MAX);
+    settle(&world, &mut model, &plan);
+    world.manual.set(true);
+    for epoch_no in 0u32.. {
+        let finished = epoch(&store, &world, &mut model, &mut rng, &mut plan);
+        if finished {
+            shrink_then_snapshot(&store, &world, &mut model, &plan);
+        }
+        drop(store);
+        if !finished {
+            world.crash(&mut rng);
+        }
+        assert!(world.in_flight.borrow().is_empty());
+        model.absorb(&world);
+        let context = if finished { "after the last restart".to_owned() } else { format!("after crash {}", epoch_no + 1) };
+        store = reopen(&world, &plan.config, &mut rng, true);
+        model.check_store(&store, &world, &context);
+        if finished || rng.chance(0.5) {
+            clean_snapshot(&store, &world, &mut model, &plan, &context);
+            if finished {
+                // The snapshot alone restores the state.
+                drop(store);
+                store = reopen(&world, &plan.config, &mut rng, false);
+                model.check_store(&store, &world, "reopened from the last snapshot");
+                break;
+            }
+        }
+        assert!(epoch_no < 10_000, "seed {seed}: too many crashes");
+    }
+    let mut tally = world.tally.borrow().clone();
+    tally.seeds = 1;
+    tally
+}
+
+#[test]
+fn simulated_faults_lose_no_acknowledged_write() {
+    let trace = std::env::var("EDGEMEM_SIM_TRACE").is_ok_and(|v| v == "1");
+    let seeds: Vec<u64> = match env_u64("EDGEMEM_SIM_SEED") {
+        Some(seed) => vec![seed],
+        None => (0..env_u64("EDGEMEM_SIM_SEEDS").unwrap_or(10_000)).collect(),
+    };
+    let started = std::time::Instant::now();
+    // Seeds are independent: a few threads share them (seed i goes to thread
+    // i mod n), so the run uses the cores the rest of the suite left free.
+    let threads = env_u64("EDGEMEM_SIM_THREADS").map_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get().min(4)), |n| n.max(1) as usize);
+    let failed = std::sync::atomic::AtomicBool::new(false);
+    let shards: Vec<std::thread::Result<Tally>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|k| {
+                let (seeds, failed) = (&seeds, &failed);
+                scope.spawn(move || {
+                    let mut total = Tally::default();
+                    for &seed in seeds.iter().skip(k).step_by(threads) {
+                        if failed.load(std::sync::atomic::Ordering::Relaxed) {
+                            break;
+                        }
+                        match std::panic::catch_unwind(|| run_seed(seed, trace)) {
+                            Ok(t) => total.add(&t),
+                            Err(panic) => {
+                                failed.store(true, std::sync::atomic::Ordering::Relaxed);
+                                eprintln!("sim: seed {seed} FAILED; reproduce with EDGEMEM_SIM_SEED={seed} (add EDGEMEM_SIM_TRACE=1 for every step)");
+                                std::panic::resume_unwind(panic);
+                            }
+                        }
+                    }
+                    total
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join()).collect()
+    });
+    let mut total = Tally::default();
+    for shard in shards {
+        match shard {
+            Ok(t) => total.add(&t),
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    }
+    let t = &total;
+    eprintln!(
+        "sim: seeds={} ops={} acked={} refused={} storage_errors={} | faults: failed_writes={} ambiguous_writes={} torn_snapshots={} crashes={} crashes_mid_write={} crash_landed={} crash_lost={} crash_reordered={} failed_opens={} | clean_snapshots_checked={} max_in_flight={} external_calls={} transfers_created={} transfer_retries_exist={} | {:.1}s",
+        t.seeds,
+        t.ops,
+        t.acked,
+        t.refused,
+        t.storage_errors,
+        t.failed_writes,
+        t.ambiguous_writes,
+        t.torn_snapshots,
+        t.crashes,
+        t.crashes_mid_write,
+        t.crash_landed,
+        t.crash_lost,
+        t.crash_reordered,
+        t.failed_opens,
+        t.clean_snapshots_checked,
+        t.max_in_flight,
+        t.external_calls,
+        t.transfers_created,
+        t.transfer_retries_exist,
+        started.elapsed().as_secs_f64()
+    );
+}
+
+/// Found by the simulation (seed 121 before the workload stopped sharing
+/// texts between ids created without deduplication): two live memories
+/// with the same hash. The live engine's hash index points at the one
+/// written last; an engine restored from a snapshot points at the one with
+/// the larger key (an overwritten record keeps its older key). A later deduplicating create of the first one then
+/// overwrites it live but is skipped as a duplicate after a restart: the
+/// client was told `created`, and the restarted store disagrees.
+#[test]
+#[ignore = "known bug: LongTerm's hash index is not restored as it was built (see the report)"]
+fn deduplication_decides_the_same_after_a_restart() {
+    let record = |id: &str, now: Millis| {
+        let mut r = MemoryRecord::new(id, "prefers window seats", MemoryType::Semantic, now);
+        r.refresh_hash();
+        NewRecord { record: r, vector: vec![1.0, 0.5, 0.0, 0.25] }
+    };
+    let mut live = Engine::new();
+    live.apply(&Op::Ltm(LtmOp::Create { records: vec![record("l2", 0)], deduplicate: false }), 0).unwrap();
+    // l5 takes a new key; l2, overwritten last, keeps its older one.
+    live.apply(&Op::Ltm(LtmOp::Create { records: vec![record("l5", 1), record("l2", 1)], deduplicate: false }), 1).unwrap();
+    let mut restored = Engine::decode_snapshot(&live.encode_snapshot().unwrap()).unwrap();
+    assert_eq!(restored, live);
+    let again = Op::Ltm(LtmOp::Create { records: vec![record("l2", 2)], deduplicate: true });
+    let a = live.apply(&again, 2).unwrap();
+    let b = restored.apply(&again, 2).unwrap();
+    assert_eq!(a, b, "the same op on equal states");
+    assert_eq!(live, restored);
+}
+
+/// Ops of the simulation's workload, applied in order to an engine with the
+/// setup ops first (for the fuzzers' corpora): `(op, now)`.
+pub(super) fn sample_ops(seed: u64, n: usize) -> Vec<(Op, Millis)> {
+    let mut rng = Rng::new(seed);
+    let mut plan = Plan {
+        ops: n as u64,
+        concurrency: 1,
+        p_fail: 0.0,
+        p_crash: 0.0,
+        tick_ms: 500,
+        config: StoreConfig::default(),
+        now: 1_700_000_000_000,
+        submitted: 0,
+        next_task: 0,
+        next_message: 0,
+    };
+    let mut out: Vec<(Op, Millis)> = setup_ops().into_iter().map(|op| (op, plan.now)).collect();
+    while out.len() < n {
+        plan.now += rng.below(plan.tick_ms) as Millis;
+        match script(&mut rng, &mut plan) {
+            Script::Apply(op, _) => out.push((*op, plan.now)),
+            Script::ExecuteOnce { order, .. } => {
+                let params = json!({ "order": order, "amount": "12.50" });
+                let key = intent_key("pay", &params);
+                out.push((Op::Ledger(LedgerOp::BeginIntent { key: key.clone(), op: "pay".into(), params }), plan.now));
+                out.push((Op::Ledger(LedgerOp::CompleteIntent { key, outcome: json!({ "receipt": order }) }), plan.now));
+            }
+            Script::Snapshot => {}
+        }
+    }
+    out
+}
