@@ -167,11 +167,15 @@ pub struct EpisodicLog {
 struct LogData {
     config: EpisodicConfig,
     episodes: Vec<Episode>,
+    /// The next event's seq: kept, so numbering continues after every
+    /// event has expired (absent in snapshots before it was kept).
+    #[serde(default)]
+    next_seq: u64,
 }
 
 impl From<EpisodicLog> for LogData {
     fn from(log: EpisodicLog) -> LogData {
-        LogData { config: log.config, episodes: log.agents.into_values().flatten().collect() }
+        LogData { config: log.config, next_seq: log.next_seq, episodes: log.agents.into_values().flatten().collect() }
     }
 }
 
@@ -182,6 +186,7 @@ impl TryFrom<LogData> for EpisodicLog {
         let corrupt = |reason: String| Error::SnapshotCorrupt { reason: format!("episodic log: {reason}") };
         data.config.validate().map_err(|e| corrupt(e.to_string()))?;
         let mut log = EpisodicLog::new(data.config);
+        log.next_seq = data.next_seq;
         if data.episodes.len() > limits::EPISODES_MAX {
             return Err(corrupt(format!("{} events, over {}", data.episodes.len(), limits::EPISODES_MAX)));
         }
