@@ -117,7 +117,10 @@ pub struct LongTermSnapshot {
 pub struct LongTerm {
     records: BTreeMap<u64, MemoryRecord>,
     ids: HashMap<String, u64>,
-    hashes: HashMap<String, u64>,
+    /// Every live key holding each content hash. All of them, not the last
+    /// written: deduplication must decide the same in an engine restored
+    /// from a snapshot as in the one that lived the history.
+    hashes: HashMap<String, Vec<u64>>,
     next_key: u64,
     index: Option<VectorIndex>,
     bm25: Bm25Index,
@@ -241,11 +244,10 @@ impl LongTerm {
                 let (mut created, mut duplicates) = (Vec::new(), Vec::new());
                 for r in records {
                     if *deduplicate {
-                        if let Some(k) = self.hashes.get(&r.record.memory_hash) {
-                            if self.records.get(k).is_some_and(|x| x.id != r.record.id) {
-                                duplicates.push(r.record.id.clone());
-                                continue;
-                            }
+                        let others = self.hashes.get(&r.record.memory_hash).is_some_and(|keys| keys.iter().any(|k| self.records.get(k).is_some_and(|x| x.id != r.record.id)));
+                        if others {
+                            duplicates.push(r.record.id.clone());
+                            continue;
                         }
                     }
                     self.put(r.record.clone(), &r.vector, now)?;
@@ -261,13 +263,13 @@ impl LongTerm {
                 }
                 let key = self.ids[id];
                 let old_hash = old.memory_hash.clone();
-                self.hashes.remove(&old_hash);
+                self.unhash(&old_hash, key);
                 self.bm25.remove(key);
                 self.bm25.add(key, &next.text)?;
                 if let (Some(v), Some(index)) = (vector, self.index.as_mut()) {
                     index.add(key, v)?;
                 }
-                self.hashes.insert(next.memory_hash.clone(), key);
+                self.hashes.entry(next.memory_hash.clone()).or_default().push(key);
                 self.records.insert(key, next.clone());
                 Ok(LtmApplied::Updated(Box::new(next)))
             }
@@ -279,9 +281,7 @@ impl LongTerm {
                 for id in ids {
                     if let Some(key) = self.ids.remove(id) {
                         if let Some(r) = self.records.remove(&key) {
-                            if self.hashes.get(&r.memory_hash) == Some(&key) {
-                                self.hashes.remove(&r.memory_hash);
-                            }
+                            self.unhash(&r.memory_hash, key);
                         }
                         self.bm25.remove(key);
                         if let Some(i) = self.index.as_mut() {
@@ -299,10 +299,8 @@ impl LongTerm {
     fn put(&mut self, record: MemoryRecord, v: &[f32], _now: Millis) -> Result<()> {
         let key = match self.ids.get(&record.id) {
             Some(&k) => {
-                if let Some(old) = self.records.get(&k) {
-                    if self.hashes.get(&old.memory_hash) == Some(&k) {
-                        self.hashes.remove(&old.memory_hash);
-                    }
+                if let Some(old_hash) = self.records.get(&k).map(|old| old.memory_hash.clone()) {
+                    self.unhash(&old_hash, k);
                 }
                 self.bm25.remove(k);
                 k
@@ -318,9 +316,19 @@ impl LongTerm {
         if let Some(index) = self.index.as_mut() {
             index.add(key, v)?;
         }
-        self.hashes.insert(record.memory_hash.clone(), key);
+        self.hashes.entry(record.memory_hash.clone()).or_default().push(key);
         self.records.insert(key, record);
         Ok(())
+    }
+
+    /// Drops `key` from the keys holding `hash`.
+    fn unhash(&mut self, hash: &str, key: u64) {
+        if let Some(keys) = self.hashes.get_mut(hash) {
+            keys.retain(|k| *k != key);
+            if keys.is_empty() {
+                self.hashes.remove(hash);
+            }
+        }
     }
 
     /// Seals and merges vector segments, building at most `work_points_max`
@@ -364,7 +372,7 @@ impl LongTerm {
                 return Err(Error::SnapshotCorrupt { reason: format!("memory {:?}: key {k} inconsistent", r.id) });
             }
             lt.bm25.add(k, &r.text).map_err(|e| Error::SnapshotCorrupt { reason: e.to_string() })?;
-            lt.hashes.insert(r.memory_hash.clone(), k);
+            lt.hashes.entry(r.memory_hash.clone()).or_default().push(k);
             lt.records.insert(k, r);
         }
         if lt.index.as_ref().map_or(0, VectorIndex::len) != lt.records.len() {

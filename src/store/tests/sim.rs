@@ -675,10 +675,10 @@ const ACCOUNTS: [&str; 4] = ["bank", "agent", "casino", "escrow"];
 const TRANSFER_IDS: u64 = 12;
 const SESSIONS: u64 = 5;
 /// Whether long-term creates without deduplication may give two live
-/// memories the same hash. Off while a restart can change what a later
-/// deduplicating create decides (`deduplication_decides_the_same_after_a_restart`);
-/// turn it on with the fix.
-const LTM_SHARED_HASHES: bool = false;
+/// memories the same hash: the case where a restart once changed what a
+/// later deduplicating create decided
+/// (`deduplication_decides_the_same_after_a_restart`).
+const LTM_SHARED_HASHES: bool = true;
 
 /// What one seed does and how hostile its world is.
 struct Plan {
@@ -1167,15 +1167,14 @@ fn simulated_faults_lose_no_acknowledged_write() {
     );
 }
 
-/// Found by the simulation (seed 121 before the workload stopped sharing
-/// texts between ids created without deduplication): two live memories
+/// Found by the simulation (seed 121, when the workload shared texts
+/// between ids created without deduplication): two live memories
 /// with the same hash. The live engine's hash index points at the one
 /// written last; an engine restored from a snapshot points at the one with
 /// the larger key (an overwritten record keeps its older key). A later deduplicating create of the first one then
 /// overwrites it live but is skipped as a duplicate after a restart: the
 /// client was told `created`, and the restarted store disagrees.
 #[test]
-#[ignore = "known bug: LongTerm's hash index is not restored as it was built (see the report)"]
 fn deduplication_decides_the_same_after_a_restart() {
     let record = |id: &str, now: Millis| {
         let mut r = MemoryRecord::new(id, "prefers window seats", MemoryType::Semantic, now);
