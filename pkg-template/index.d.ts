@@ -237,6 +237,21 @@ export const LIMITS: {
   readonly EPISODES_MAX: 1000000;
   readonly EPISODES_BYTES_MAX: 33554432;
   readonly EPISODES_RECENT_MAX: 1000;
+  readonly API_KEYS_MAX: 10000;
+  readonly BEARER_TOKEN_BYTES_MAX: 256;
+  readonly API_KEYS_LIST_MAX: 1000;
+  readonly KEY_ROTATE_GRACE_SECONDS_MAX: 604800;
+  readonly RATE_PER_SECOND_DEFAULT: 100;
+  readonly RATE_PER_SECOND_CEILING: 10000;
+  readonly RATE_BURST_DEFAULT: 200;
+  readonly RATE_BURST_CEILING: 20000;
+  readonly TENANT_RECORDS_DEFAULT: 100000;
+  readonly TENANT_BYTES_DEFAULT: 67108864;
+  readonly TENANT_LEDGER_ACCOUNTS_DEFAULT: 100000;
+  readonly REQUEST_JSON_DEPTH_MAX: 40;
+  readonly DIRECTORY_ENTRY_GRACE_MS: 60000;
+  readonly DIRECTORY_NAMESPACES_PER_ID_MAX: 64;
+  readonly CORS_ORIGINS_MAX: 32;
 };
 /** The transfer result named by each integer of `createTransferBatch`'s `results`. */
 export const TRANSFER_RESULT_CODES: readonly TransferResultCode[];

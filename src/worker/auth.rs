@@ -43,22 +43,12 @@ fn is_loopback(url: &Url) -> bool {
     matches!(url.host_str(), Some("127.0.0.1" | "localhost" | "[::1]" | "::1"))
 }
 
-fn env_u64(env: &Env, name: &str, default: u64, ceiling: u64) -> Result<u64> {
-    match super::env_string(env, name) {
-        None => Ok(default),
-        Some(v) => match v.trim().parse::<u64>() {
-            Ok(n) if (1..=ceiling).contains(&n) => Ok(n),
-            _ => Err(Error::Internal { detail: format!("{name}={v:?} is not 1 to {ceiling}") }),
-        },
-    }
-}
-
 impl Settings {
     pub fn from_env(env: &Env, url: &Url) -> Result<Settings> {
         let dev = super::env_string(env, "EDGEMEM_DEV_MODE").as_deref() == Some("1") && is_loopback(url);
         let rate = Rate {
-            per_second: env_u64(env, "EDGEMEM_RATE_PER_SECOND", limits::RATE_PER_SECOND_DEFAULT, limits::RATE_PER_SECOND_CEILING)?,
-            burst: env_u64(env, "EDGEMEM_RATE_BURST", limits::RATE_BURST_DEFAULT, limits::RATE_BURST_CEILING)?,
+            per_second: super::env_u64(env, "EDGEMEM_RATE_PER_SECOND", limits::RATE_PER_SECOND_DEFAULT, limits::RATE_PER_SECOND_CEILING)?,
+            burst: super::env_u64(env, "EDGEMEM_RATE_BURST", limits::RATE_BURST_DEFAULT, limits::RATE_BURST_CEILING)?,
         };
         Ok(Settings { dev, admin_token: super::env_string(env, "EDGEMEM_ADMIN_TOKEN"), legacy_token: super::env_string(env, "EDGEMEM_AUTH_TOKEN"), rate })
     }

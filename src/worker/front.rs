@@ -25,13 +25,7 @@ fn w(e: worker::Error) -> Error {
 
 /// The request-body cap: `EDGEMEM_BODY_BYTES_MAX`, or the default.
 fn body_bytes_max(env: &Env) -> R<usize> {
-    match super::env_string(env, "EDGEMEM_BODY_BYTES_MAX") {
-        None => Ok(limits::REQUEST_BODY_BYTES_DEFAULT),
-        Some(v) => match v.parse::<usize>() {
-            Ok(n) if (1..=limits::REQUEST_BODY_BYTES_CEILING).contains(&n) => Ok(n),
-            _ => Err(Error::Internal { detail: format!("EDGEMEM_BODY_BYTES_MAX={v:?} is not 1 to {}", limits::REQUEST_BODY_BYTES_CEILING) }),
-        },
-    }
+    super::env_u64(env, "EDGEMEM_BODY_BYTES_MAX", limits::REQUEST_BODY_BYTES_DEFAULT as u64, limits::REQUEST_BODY_BYTES_CEILING as u64).map(|n| n as usize)
 }
 
 /// The origin to allow, if the request has one on the allow-list

@@ -94,21 +94,26 @@ fn env_string(env: &Env, name: &str) -> Option<String> {
     env.secret(name).ok().map(|s| s.to_string()).or_else(|| env.var(name).ok().map(|v| v.to_string())).filter(|s| !s.is_empty())
 }
 
-/// Per-tenant quotas from `EDGEMEM_QUOTA_*`, each within its ceiling.
-fn quotas(env: &Env) -> Result<api::quota::Quotas, Error> {
-    let d = api::quota::Quotas::default();
-    let c = api::quota::Quotas::CEILINGS;
-    let one = |name: &str, default: u64, ceiling: u64| match env_string(env, name) {
+/// A numeric Worker var: `default` when unset, refused (as a configuration
+/// bug, 500) outside `1..=ceiling`.
+fn env_u64(env: &Env, name: &str, default: u64, ceiling: u64) -> Result<u64, Error> {
+    match env_string(env, name) {
         None => Ok(default),
         Some(v) => match v.trim().parse::<u64>() {
             Ok(n) if (1..=ceiling).contains(&n) => Ok(n),
             _ => Err(Error::Internal { detail: format!("{name}={v:?} is not 1 to {ceiling}") }),
         },
-    };
+    }
+}
+
+/// Per-tenant quotas from `EDGEMEM_QUOTA_*`, each within its ceiling.
+fn quotas(env: &Env) -> Result<api::quota::Quotas, Error> {
+    let d = api::quota::Quotas::default();
+    let c = api::quota::Quotas::CEILINGS;
     Ok(api::quota::Quotas {
-        records: one("EDGEMEM_QUOTA_RECORDS", d.records, c.records)?,
-        bytes: one("EDGEMEM_QUOTA_BYTES", d.bytes, c.bytes)?,
-        ledger_accounts: one("EDGEMEM_QUOTA_LEDGER_ACCOUNTS", d.ledger_accounts, c.ledger_accounts)?,
+        records: env_u64(env, "EDGEMEM_QUOTA_RECORDS", d.records, c.records)?,
+        bytes: env_u64(env, "EDGEMEM_QUOTA_BYTES", d.bytes, c.bytes)?,
+        ledger_accounts: env_u64(env, "EDGEMEM_QUOTA_LEDGER_ACCOUNTS", d.ledger_accounts, c.ledger_accounts)?,
     })
 }
 

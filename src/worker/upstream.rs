@@ -21,13 +21,7 @@ pub fn base_url(env: &Env) -> Option<String> {
 }
 
 fn timeout_ms(env: &Env) -> Result<u64> {
-    match super::env_string(env, "EDGEMEM_SERVICES_TIMEOUT_MS") {
-        None => Ok(limits::SERVICE_FETCH_TIMEOUT_MS_DEFAULT),
-        Some(v) => match v.parse::<u64>() {
-            Ok(n) if (1..=limits::SERVICE_FETCH_TIMEOUT_MS_MAX).contains(&n) => Ok(n),
-            _ => Err(Error::Internal { detail: format!("EDGEMEM_SERVICES_TIMEOUT_MS={v:?} is not 1 to {}", limits::SERVICE_FETCH_TIMEOUT_MS_MAX) }),
-        },
-    }
+    super::env_u64(env, "EDGEMEM_SERVICES_TIMEOUT_MS", limits::SERVICE_FETCH_TIMEOUT_MS_DEFAULT, limits::SERVICE_FETCH_TIMEOUT_MS_MAX)
 }
 
 /// Percent-encodes a query or path component.

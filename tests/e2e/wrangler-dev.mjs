@@ -8,7 +8,8 @@ import { join } from "node:path";
 
 const STARTUP_TIMEOUT_MS = 60_000;
 
-function freePort() {
+/** A free loopback port. */
+export function freePort() {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.on("error", reject);

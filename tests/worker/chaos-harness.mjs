@@ -7,24 +7,13 @@
 // below wrangler is sent SIGKILL, then the whole process group, and the kill
 // only returns once no process of that group is left.
 import { spawn } from "node:child_process";
-import { createServer } from "node:net";
+import { freePort } from "../e2e/wrangler-dev.mjs";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createHash } from "node:crypto";
 import http from "node:http";
 
 const STARTUP_TIMEOUT_MS = 60_000;
-
-export function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.on("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 /** `{pid, ppid, pgrp, comm}` of every process, read from /proc. */
 export function processTable() {
