@@ -12,7 +12,7 @@ NODE_TEST := node --test --test-concurrency=1
 WASM_TEST_ENV := CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner
 DEMO_PORT ?= 8787
 
-.PHONY: setup pkg site worker build demo test soak test-native test-wasm test-js test-worker test-browser test-ams size clean
+.PHONY: setup pkg site worker build demo test soak test-native test-wasm test-js test-worker test-cli test-browser test-ams size clean
 
 setup:
 	bash scripts/setup.sh
@@ -30,7 +30,9 @@ worker: setup
 build: site worker
 
 # Without EDGEMEM_ADMIN_TOKEN: local dev mode, auth off (honoured on loopback
-# only). With it: auth enforced exactly as deployed.
+# only). With it: auth enforced exactly as deployed. The privacy key (keyed
+# pseudonyms, sealed user ids) is EDGEMEM_PRIVACY_KEY, else one made once
+# for this checkout in .edgemem-dev/privacy-key (the state needs the same key).
 demo: build
 	mkdir -p .edgemem-dev/state
 	@if [ -n "$${EDGEMEM_ADMIN_TOKEN:-}" ]; then \
@@ -41,10 +43,14 @@ demo: build
 	    "!!! EDGEMEM_ADMIN_TOKEN=... make demo enforces auth exactly as deployed"; \
 	  auth=(--var EDGEMEM_DEV_MODE:1); \
 	fi; \
+	key=.edgemem-dev/privacy-key; \
+	if [ -n "$${EDGEMEM_PRIVACY_KEY:-}" ]; then printf %s "$$EDGEMEM_PRIVACY_KEY" > $$key; \
+	elif [ ! -s $$key ]; then (umask 077; od -An -tx1 -N32 /dev/urandom | tr -d ' \n' > $$key); fi; \
 	node_modules/.bin/wrangler dev --local --ip 127.0.0.1 --port $(DEMO_PORT) \
-	  --persist-to .edgemem-dev/state --show-interactive-dev-session=false "$${auth[@]}"
+	  --persist-to .edgemem-dev/state --show-interactive-dev-session=false "$${auth[@]}" \
+	  --var "EDGEMEM_PRIVACY_KEY:$$(cat $$key)"
 
-test: build test-native test-wasm test-js test-worker test-browser test-ams size
+test: build test-native test-wasm test-js test-worker test-cli test-browser test-ams size
 
 # The pure core with default (no) features: proves it needs no wasm or JS.
 test-native:
@@ -68,6 +74,10 @@ test-js:
 
 test-worker:
 	$(NODE_TEST) tests/worker/ tests/workerd/
+
+# The `edgemem` CLI as a subprocess, against `wrangler dev` and a local store.
+test-cli:
+	$(NODE_TEST) tests/cli/
 
 # The page in Chromium: first served statically (IndexedDB mode), then by
 # `wrangler dev` exactly as `make demo` serves it (Worker mode too).

@@ -98,6 +98,17 @@ export class AgentConfig {
     return this.#api("DELETE", `${this.#path}/patches`, historyQuery({ glob }));
   }
 
+  /**
+   * Sets the rules every later prompt or patch must keep: `required`
+   * clauses, `forbidden` patterns (globs, matched anywhere in the text), and
+   * `tokensMax` of the system text. A change that breaks one is refused
+   * with `guardrail_violated`, naming the rule, by the store itself.
+   */
+  async setGuardrails({ required = [], forbidden = [], tokensMax = null } = {}) {
+    if (!Array.isArray(required) || !Array.isArray(forbidden)) throw invalid("guardrails", "required and forbidden must be arrays of strings");
+    return this.#api("PUT", `${this.#path}/guardrails`, "", { required, forbidden, tokens_max: tokensMax });
+  }
+
   /** Sets the tool allow-list; `null` allows every tool. */
   async allowTools(tools) {
     if (tools !== null && !Array.isArray(tools)) throw invalid("tools", "must be an array of names or null");

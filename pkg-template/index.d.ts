@@ -10,6 +10,9 @@ export type ErrorCode =
   | "payload_too_large"
   | "limit_exceeded"
   | "not_found"
+  | "unknown_kind"
+  | "consent_required"
+  | "secret_detected"
   | "hook_failed"
   | "migration_failed"
   | "unauthorized"
@@ -44,6 +47,7 @@ export type ErrorCode =
   | "ledger_accounts_quota_exceeded"
   | "tool_not_allowed"
   | "prompt_rejected"
+  | "guardrail_violated"
   | Exclude<TransferResultCode, "created" | "exists">;
 // </generated ErrorCode>
 
@@ -252,6 +256,44 @@ export const LIMITS: {
   readonly DIRECTORY_ENTRY_GRACE_MS: 60000;
   readonly DIRECTORY_NAMESPACES_PER_ID_MAX: 64;
   readonly CORS_ORIGINS_MAX: 32;
+  readonly DECISION_TEXT_BYTES_MAX: 16384;
+  readonly DECISION_DATA_BYTES_MAX: 65536;
+  readonly DECISION_REFS_MAX: 100;
+  readonly DECISIONS_PER_SESSION_MAX: 100000;
+  readonly DECISION_LOG_BYTES_MAX: 16777216;
+  readonly DECISION_PAGE_LIMIT_MAX: 1000;
+  readonly DECISION_PAGE_LIMIT_DEFAULT: 100;
+  readonly CONSENTS_MAX: 1000000;
+  readonly GUARDRAIL_REQUIRED_MAX: 32;
+  readonly GUARDRAIL_FORBIDDEN_MAX: 32;
+  readonly GUARDRAIL_RULE_BYTES_MAX: 1024;
+  readonly GUARDRAIL_TOKENS_MAX_CEILING: 1000000;
+  readonly PRIVACY_KEY_BYTES_MAX: 1024;
+  readonly SEALED_USER_ID_PREFIX_BYTES: 4;
+  readonly PSEUDONYM_SECRET_BYTES_MIN: 16;
+  readonly PSEUDONYM_TOKEN_HEX_LEN: 10;
+  readonly SEALED_USER_ID_IV_BYTES: 16;
+  readonly SEALED_USER_ID_BYTES_MAX: 368;
+  readonly SECRET_ASSIGNMENT_VALUE_CHARS_MIN: 8;
+  readonly SECRET_ASSIGNMENT_VALUE_BYTES_MAX: 512;
+  readonly SECRET_TOKEN_BODY_CHARS_MIN: 16;
+  readonly OPENAI_KEY_BODY_CHARS_MIN: 20;
+  readonly ANTHROPIC_KEY_BODY_CHARS_MIN: 32;
+  readonly JWT_SEGMENT_CHARS_MIN: 10;
+  readonly JWT_SIGNATURE_CHARS_MIN: 16;
+  readonly PEM_BLOCK_BYTES_MAX: 65536;
+  readonly EMAIL_LOCAL_BYTES_MAX: 64;
+  readonly EMAIL_DOMAIN_BYTES_MAX: 253;
+  readonly PHONE_DIGITS_MIN: 8;
+  readonly PHONE_DIGITS_MAX: 15;
+  readonly PHONE_NATIONAL_DIGITS_MIN: 9;
+  readonly PHONE_NATIONAL_DIGITS_MAX: 12;
+  readonly CARD_DIGITS_MIN: 13;
+  readonly CARD_DIGITS_MAX: 19;
+  readonly IBAN_CHARS_MIN: 15;
+  readonly IBAN_CHARS_MAX: 34;
+  readonly IPV6_TEXT_BYTES_MAX: 45;
+  readonly SCRUB_STRINGS_MAX: 1000000;
 };
 /** The transfer result named by each integer of `createTransferBatch`'s `results`. */
 export const TRANSFER_RESULT_CODES: readonly TransferResultCode[];
@@ -414,6 +456,14 @@ export interface OpenOptions {
    * `IndexedDBStore`'s channel; none for other stores; `false` for none.
    */
   broadcast?: string | false;
+  /**
+   * A secret of `LIMITS.PSEUDONYM_SECRET_BYTES_MIN` to `LIMITS.PRIVACY_KEY_BYTES_MAX` bytes. With it,
+   * personal data in long-term memory and episodes becomes keyed pseudonyms
+   * (`[EMAIL:1a2b3c4d5e]`: the same value, the same token in a namespace)
+   * and user ids are sealed in storage (answers show them as written).
+   * Held in memory only. Without it: typed placeholders (`[EMAIL]`).
+   */
+  privacyKey?: string;
 }
 
 /**
@@ -686,7 +736,12 @@ export type FeedKind =
   | "profile.deleted"
   | "profile.migrated"
   | "schema.set"
-  | "working_memory.migrated";
+  | "working_memory.migrated"
+  | "prompt.guardrails_set"
+  | "decision.appended"
+  | "privacy.policy_set"
+  | "consent.granted"
+  | "consent.revoked";
 // </generated FeedKind>
 
 /** One committed change: ids and counts, never bodies. */
@@ -731,7 +786,15 @@ export class Memory {
   readonly schemas: Schemas;
   /** Per-agent profiles with exact increments. */
   readonly profiles: Profiles;
+  /** Each session's decision log. */
+  readonly decisions: Decisions;
+  /** Users' consent to long-term memory. */
+  readonly consent: Consent;
+  /** The namespace's privacy policy. */
+  readonly privacy: Privacy;
   static open(options?: OpenOptions): Promise<Memory>;
+  /** Runs any `/v1/...` route in process, as the Worker serves it. */
+  request(method: string, path: string, options?: { query?: string | Record<string, string>; body?: unknown }): Promise<any>;
   static openPublished(source: Store, options?: { keyPrefix?: string; namespace?: string; clock?: () => number }): Promise<Memory>;
   /** Calls `handler` once per committed write that `options` admits, after it is durable. Returns a function that unsubscribes. */
   subscribe(options: FeedOptions, handler: (event: FeedEvent) => void): () => void;
@@ -1023,8 +1086,19 @@ export interface AgentConfigState {
   patches: { id: string; text: string; created_at: string }[];
   tools_allowed: string[] | null;
   system_text: string;
+  guardrails: Guardrails;
   version?: number | null;
   removed?: string[];
+}
+
+/** Rules every later prompt or patch of an agent must keep. */
+export interface Guardrails {
+  /** Clauses that must appear (case- and whitespace-insensitive). */
+  required: string[];
+  /** Globs (case-insensitive) that must match nowhere in the text. */
+  forbidden: string[];
+  /** The most tokens (cl100k_base) the system text may take. */
+  tokens_max: number | null;
 }
 
 export class AgentConfig {
@@ -1036,6 +1110,88 @@ export class AgentConfig {
   appendPatch(text: string): Promise<AgentConfigState>;
   removePatches(glob: string): Promise<AgentConfigState>;
   allowTools(tools: string[] | null): Promise<AgentConfigState>;
+  /** A later change that breaks a rule rejects with `guardrail_violated`, naming it. */
+  setGuardrails(rules: { required?: string[]; forbidden?: string[]; tokensMax?: number | null }): Promise<AgentConfigState>;
+}
+
+/**
+ * The store's privacy scrub on any text: secrets become `[REDACTED:kind]`;
+ * with `anonymize` (default true) personal data becomes placeholders, or
+ * keyed pseudonyms with `privacyKey` (derived for `namespace`, default
+ * `"default"`). Text over `LIMITS.MESSAGE_CONTENT_BYTES_MAX` is refused.
+ */
+export declare function scrubText(text: string, options?: { anonymize?: boolean; privacyKey?: string; namespace?: string }): { text: string; redactions: ScrubCounts; anonymized: ScrubCounts };
+
+export type DecisionKind = "observation" | "reasoning" | "decision" | "action" | "offer" | "error";
+export declare const DECISION_KINDS: readonly DecisionKind[];
+
+/** What the privacy scrub replaced in a write, by kind (present only when non-empty). */
+export type ScrubCounts = Record<string, number>;
+
+export interface DecisionInput {
+  kind: DecisionKind;
+  text: string;
+  data?: Record<string, unknown>;
+  refs?: { tool_call_id?: string; transfer_id?: string; memory_ids?: string[] };
+}
+
+export interface DecisionEntry extends Omit<DecisionInput, "kind"> {
+  seq: number;
+  /** RFC 3339. */
+  ts: string;
+  kind: DecisionKind;
+  redactions?: ScrubCounts;
+}
+
+export interface DecisionPageOptions {
+  kinds?: DecisionKind[];
+  since?: number;
+  limit?: number;
+}
+
+export class Decisions {
+  private constructor();
+  append(sessionId: string, entry: DecisionInput): Promise<DecisionEntry>;
+  list(sessionId: string, options?: DecisionPageOptions): Promise<{ session_id: string; entries: DecisionEntry[]; last_seq: number }>;
+  /** JSON Lines, one entry per line. */
+  export(sessionId: string, options?: Omit<DecisionPageOptions, "limit">): Promise<string>;
+  follow(sessionId: string, options?: Omit<DecisionPageOptions, "limit">): AsyncIterableIterator<DecisionEntry>;
+}
+
+export interface ConsentRecord {
+  user_id: string;
+  long_term: true;
+  granted_at: string;
+  granted_by: string;
+}
+
+export interface ConsentRevoked {
+  user_id: string;
+  long_term: false;
+  had_consent: boolean;
+  revoked_at: string;
+  erased: { memories: number; episodes: number };
+}
+
+export class Consent {
+  private constructor();
+  grant(userId: string): Promise<ConsentRecord>;
+  get(userId: string): Promise<ConsentRecord | null>;
+  revoke(userId: string): Promise<ConsentRevoked>;
+}
+
+export interface PrivacyPolicy {
+  require_consent: boolean;
+  anonymize: boolean;
+  secrets: "redact" | "reject";
+  /** Whether a privacy key is set (pseudonyms and sealed user ids). */
+  readonly pseudonyms: boolean;
+}
+
+export class Privacy {
+  private constructor();
+  policy(): Promise<PrivacyPolicy>;
+  setPolicy(policy: Partial<Omit<PrivacyPolicy, "pseudonyms">>): Promise<PrivacyPolicy>;
 }
 
 export class ToolCache {

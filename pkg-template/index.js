@@ -22,6 +22,9 @@ import { Ledger } from "./ledger.js";
 import { Feed } from "./feed.js";
 import { ServiceCache } from "./services.js";
 import { Profiles, Schemas } from "./agent_state.js";
+import { Consent, Decisions, Privacy } from "./operations.js";
+
+export { DECISION_KINDS, scrubText } from "./operations.js";
 
 export { MemoryStore, IndexedDBStore, DurableObjectStore, KVStore } from "./stores.js";
 
@@ -66,6 +69,15 @@ export class Memory {
   /** User schema versions and their migration chains. */
   schemas;
 
+  /** Each session's decision log: append, list, export (JSONL), follow. */
+  decisions;
+
+  /** Users' consent to long-term memory; revoking erases their memories. */
+  consent;
+
+  /** The namespace's privacy policy: consent, anonymization, secrets. */
+  privacy;
+
   /** Per-agent profiles with exact increments. */
   profiles;
 
@@ -83,6 +95,9 @@ export class Memory {
     this.services = new ServiceCache(this.#api, this.#apiText, core);
     this.schemas = new Schemas(this.#api);
     this.profiles = new Profiles(this.#api, this.schemas);
+    this.decisions = new Decisions(this.#api, this.#apiText, (options, handler) => this.subscribe(options, handler));
+    this.consent = new Consent(this.#api);
+    this.privacy = new Privacy(this.#api);
     if (serviceFetcher !== undefined) this.services.setFetcher(serviceFetcher, serviceTimeoutMs === undefined ? {} : { timeoutMs: serviceTimeoutMs });
     this.ledger = new Ledger(
       (method, path, query, body) => this.#api(method, `/v1/ledger/${path}`, query, body),
@@ -100,18 +115,35 @@ export class Memory {
    * @param {() => number} [options.clock] milliseconds since the epoch (default Date.now).
    * @param {(agentId: string, service: string) => Promise<object>} [options.serviceFetcher] the service-state cache's upstream.
    * @param {number} [options.serviceTimeoutMs] its deadline (default 10,000).
+   * @param {string} [options.privacyKey] a secret of at least 16 bytes: personal data in long-term memory becomes keyed pseudonyms (the same value, the same token) and user ids are sealed in storage. Held in memory only; without it, typed placeholders.
    * @param {string | false} [options.broadcast] the BroadcastChannel through which memories on the same storage (other tabs) hear of each other's writes; default the IndexedDBStore's, none for other stores.
    */
   static async open(options = {}) {
-    const { store, namespace, snapshotEveryOps, chunkBytes, keyPrefix, clock, embedder, serviceFetcher, serviceTimeoutMs, broadcast } = options;
+    const { store, namespace, snapshotEveryOps, chunkBytes, keyPrefix, clock, embedder, serviceFetcher, serviceTimeoutMs, broadcast, privacyKey } = options;
+    if (privacyKey !== undefined && typeof privacyKey !== "string") throw invalid("privacyKey", "must be a string secret");
     const opts = toJson(
-      { namespace, snapshot_every_ops: snapshotEveryOps, chunk_bytes: chunkBytes, key_prefix: keyPrefix },
+      { namespace, snapshot_every_ops: snapshotEveryOps, chunk_bytes: chunkBytes, key_prefix: keyPrefix, privacy_key: privacyKey },
       "options",
     );
     const core = await call(() => MemoryCore.open(store, opts, clock));
     // Tabs on one IndexedDB database hear of each other's writes, unless `broadcast: false`.
     const channelName = broadcast === false ? undefined : typeof broadcast === "string" ? broadcast : store?.feedChannel?.(keyPrefix ?? "");
     return new Memory(core, { embedder, serviceFetcher, serviceTimeoutMs, channelName });
+  }
+
+  /**
+   * Runs any `/v1/...` route in process, exactly as the Worker serves it:
+   * `query` is a string or an object, `body` an object. Resolves to the
+   * parsed JSON answer, or a JSON Lines answer (`format=jsonl`, one entry
+   * per line, newline-terminated) as text; rejects with the typed error.
+   */
+  async request(method, path, { query, body } = {}) {
+    if (typeof method !== "string" || typeof path !== "string" || !path.startsWith("/v1/")) throw invalid("path", "must be a /v1/... route");
+    const q = query === undefined ? "" : typeof query === "string" ? query : new URLSearchParams(query).toString();
+    const text = await this.#apiText(method.toUpperCase(), path, q, body);
+    // A JSON answer never ends with a newline; JSON Lines (or an empty
+    // export) is handed over as text.
+    return text === "" || text.endsWith("\n") ? text : JSON.parse(text);
   }
 
   /**

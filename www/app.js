@@ -13,6 +13,7 @@ import { wireBudget } from "./budget.js";
 import { wireChat, resetChat, openChat } from "./chat.js";
 import { wireLongTerm, resetLongTerm, openLongTerm } from "./longterm.js";
 import { followFeed } from "./live.js";
+import { wireDecisions, showDecisions, decisionEvent } from "./decisions.js";
 
 const KEY_NAMESPACE = "edgemem-demo:namespace";
 const KEY_TOKEN = "edgemem-demo:token";
@@ -125,6 +126,7 @@ async function select(id) {
   if (gen !== state.generation) return null;
   remember(session ? id : null);
   renderSession(session);
+  await showDecisions(session ? id : null);
   return session;
 }
 
@@ -172,7 +174,9 @@ async function switchBackend() {
   await refreshList();
   // A write elsewhere (another window, another client of the Worker) shows
   // in the Live panel and refreshes the session list without a reload.
+  showDecisions(null);
   followFeed((e) => {
+    if (gen === state.generation) decisionEvent(e);
     if (gen !== state.generation || !e.kind.startsWith("working_memory.")) return;
     run(async () => {
       await refreshList();
@@ -276,6 +280,7 @@ function wireEvents() {
 
   wireLedgerEvents();
   wireLongTerm();
+  wireDecisions();
   // A chat turn may create its session or change the one shown here.
   wireChat({
     onSessionsChanged: async (id) => {
@@ -291,6 +296,7 @@ function wireEvents() {
       await state.backend.remove(id);
       remember(null);
       renderSession(null);
+      showDecisions(null);
       await afterWrite();
       showStatus(`Deleted session "${id}".`, "ok");
     });

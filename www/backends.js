@@ -39,6 +39,11 @@ export function localBackend(memory) {
       forget: (policy, dryRun) => memory.longTerm.forget(policy, { dryRun }),
       count: async () => (await memory.longTerm.forget({}, { dryRun: true })).scanned,
     },
+    // The decision-log panel's calls: the package's `memory.decisions`.
+    decisions: {
+      append: (id, entry) => memory.decisions.append(id, entry),
+      list: (id, since) => memory.decisions.list(id, { since }),
+    },
   };
 }
 
@@ -181,5 +186,10 @@ export function workerBackend(namespace, token) {
       prompt: (id, windowTokens, query) => request("POST", "/v1/prompt", { session_id: id, window_tokens: windowTokens, query }),
     },
     longTerm,
+    /** The same calls as the local `decisions`, over `/v1/working-memory/{id}/decisions`. */
+    decisions: {
+      append: (id, entry) => request("POST", `${sessionPath(id)}/decisions`, entry),
+      list: (id, since) => request("GET", `${sessionPath(id)}/decisions`, undefined, `&since=${since}`),
+    },
   };
 }

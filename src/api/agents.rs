@@ -10,7 +10,9 @@ use serde_json::{json, Value};
 use crate::api::{parse_json, Request};
 use crate::core::engine::{Applied, HistoryApplied, HistoryOp, Op};
 use crate::core::error::{Error, Result};
-use crate::core::history::{canonical_args, AgentConfig, CachedResult};
+use crate::api::services::{counter_for, Services};
+use crate::core::budget::Counter;
+use crate::core::history::{canonical_args, AgentConfig, CachedResult, Guardrails};
 use crate::core::ids::ulid;
 use crate::core::session::validate_id;
 use crate::core::time::{format_rfc3339, Millis};
@@ -30,7 +32,25 @@ pub fn config_json(agent_id: &str, c: &AgentConfig) -> Value {
         })).collect::<Vec<_>>(),
         "tools_allowed": c.tools_allowed,
         "system_text": c.system_text(),
+        "guardrails": {
+            "required": c.guardrails.required,
+            "forbidden": c.guardrails.forbidden,
+            "tokens_max": c.guardrails.tokens_max,
+        },
     })
+}
+
+/// The token ceiling of an agent's guardrails, checked against the system
+/// text the change would make live (the engine checks the clauses and
+/// patterns itself; counting needs the encodings, which live up here).
+async fn check_ceiling<B: Backend>(store: &Store<B>, services: &dyn Services, agent: &str, change: impl FnOnce(&mut AgentConfig) -> Result<()>) -> Result<()> {
+    let Some(mut config) = store.read(|e| e.agent(agent).cloned()).await? else { return Ok(()) };
+    if config.guardrails.tokens_max.is_none() {
+        return Ok(());
+    }
+    change(&mut config)?;
+    let counter = counter_for(services, None).await?;
+    config.guardrails.check_tokens(counter.count(&config.system_text()) as u64)
 }
 
 async fn apply_agent<B: Backend>(store: &Store<B>, op: HistoryOp, now: Millis) -> Result<Value> {
@@ -67,6 +87,17 @@ struct PatchBody {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
+struct GuardrailsBody {
+    #[serde(default)]
+    required: Vec<String>,
+    #[serde(default)]
+    forbidden: Vec<String>,
+    #[serde(default)]
+    tokens_max: Option<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct ToolsBody {
     tools: Option<Vec<String>>,
 }
@@ -77,6 +108,7 @@ pub async fn route<B: Backend>(
     req: &Request<'_>,
     now: Millis,
     random: &mut dyn FnMut() -> [u8; 10],
+    services: &dyn Services,
     agent: &str,
     rest: &[&str],
 ) -> Result<Value> {
@@ -89,26 +121,34 @@ pub async fn route<B: Backend>(
         }
         (["prompt"], "PUT") => {
             let b: PromptSetBody = parse_json(req.body)?;
+            check_ceiling(store, services, agent, |c| c.set_prompt(&b.text, None, now).map(drop)).await?;
             apply_agent(store, HistoryOp::PromptSet { agent_id: a, text: b.text, note: b.note }, now).await
         }
         (["prompt", "rollback"], "POST") => {
             let b: RollbackBody = parse_json(req.body)?;
+            check_ceiling(store, services, agent, |c| c.rollback(b.version)).await?;
             apply_agent(store, HistoryOp::PromptRollback { agent_id: a, version: b.version }, now).await
         }
         (["patches"], "POST") => {
             let b: PatchBody = parse_json(req.body)?;
             let patch_id = ulid(now, random());
+            check_ceiling(store, services, agent, |c| c.append_patch(patch_id.clone(), &b.text, now)).await?;
             apply_agent(store, HistoryOp::PatchAppend { agent_id: a, patch_id, text: b.text }, now).await
         }
         (["patches"], "DELETE") => {
             let glob = req.param("glob").ok_or_else(|| Error::invalid("glob", "required, e.g. ?glob=CRITICAL:*"))?;
             apply_agent(store, HistoryOp::PatchRemove { agent_id: a, glob: glob.to_owned() }, now).await
         }
+        (["guardrails"], "PUT") => {
+            let b: GuardrailsBody = parse_json(req.body)?;
+            let guardrails = Guardrails { required: b.required, forbidden: b.forbidden, tokens_max: b.tokens_max };
+            apply_agent(store, HistoryOp::GuardrailsSet { agent_id: a, guardrails }, now).await
+        }
         (["tools"], "PUT") => {
             let b: ToolsBody = parse_json(req.body)?;
             apply_agent(store, HistoryOp::ToolsAllow { agent_id: a, tools: b.tools }, now).await
         }
-        (["config"] | ["prompt"] | ["prompt", "rollback"] | ["patches"] | ["tools"], other) => Err(Error::MethodNotAllowed { method: other.to_owned() }),
+        (["config"] | ["prompt"] | ["prompt", "rollback"] | ["patches"] | ["tools"] | ["guardrails"], other) => Err(Error::MethodNotAllowed { method: other.to_owned() }),
         _ => Err(Error::not_found("route", req.path)),
     }
 }

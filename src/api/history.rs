@@ -367,7 +367,7 @@ pub async fn prompt_route<B: Backend>(store: &Store<B>, services: &dyn Services,
     if plan {
         // No message is built or sent: the caller holds the turns.
         r["plan"] = json!({ "turn_ids": out.turn_ids, "summary": out.summary, "memories_kept": r["memories_kept"] });
-        return Ok(Response { status: 200, body: r, raw: None });
+        return Ok(Response { status: 200, body: r, raw: None, content_type: None });
     }
     let anthropic = (format == "anthropic").then(|| render_anthropic(&out.messages));
     let answer = Answer {

@@ -168,7 +168,7 @@ fn parse_flags(names: &[String]) -> Result<AccountFlags> {
 
 /// Answers `/v1/ledger/...`; `segs` are the path segments after `ledger`.
 pub async fn route<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut Ctx<'_>, segs: &[&str]) -> Result<Response> {
-    let ok = |body| Ok(Response { status: 200, body, raw: None });
+    let ok = |body| Ok(Response { status: 200, body, raw: None, content_type: None });
     if req.body.len() > ctx.body_bytes_max {
         return Err(Error::too_large("request body", req.body.len(), ctx.body_bytes_max));
     }

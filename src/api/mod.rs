@@ -9,11 +9,13 @@
 pub mod agent_state;
 pub mod agents;
 pub mod budget;
+pub mod decisions;
 pub mod episodes;
 pub mod service_cache;
 pub mod history;
 pub mod ledger;
 pub mod longterm;
+pub mod privacy;
 pub mod services;
 pub mod quota;
 pub mod routes;
@@ -55,21 +57,23 @@ pub struct Response {
     /// large answer such as a prompt, built once, never as a `Value`). When
     /// set, it is the body and `body` is `Null`.
     pub raw: Option<Vec<u8>>,
+    /// The media type of `raw` when it is not JSON (JSON Lines exports).
+    pub content_type: Option<&'static str>,
 }
 
 impl Response {
     fn ok(body: Value) -> Response {
-        Response { status: 200, body, raw: None }
+        Response { status: 200, body, raw: None, content_type: None }
     }
 
     /// A 200 whose body was written as bytes.
     pub fn ok_bytes(raw: Vec<u8>) -> Response {
-        Response { status: 200, body: Value::Null, raw: Some(raw) }
+        Response { status: 200, body: Value::Null, raw: Some(raw), content_type: None }
     }
 
     /// The `{"detail", "code"}` body and honest status of an error.
     pub fn error(err: &Error) -> Response {
-        Response { status: status_of(err), body: json!({ "detail": err.to_string(), "code": err.code() }), raw: None }
+        Response { status: status_of(err), body: json!({ "detail": err.to_string(), "code": err.code() }), raw: None, content_type: None }
     }
 
     /// The body as UTF-8 JSON bytes: the written bytes, or the `Value` serialized.
@@ -84,7 +88,9 @@ impl Response {
 /// The HTTP status of each error code.
 pub fn status_of(err: &Error) -> u16 {
     match err {
-        Error::InvalidJson { .. } | Error::InvalidQuery { .. } => 400,
+        Error::InvalidJson { .. } | Error::InvalidQuery { .. } | Error::UnknownKind { .. } => 400,
+        Error::ConsentRequired { .. } => 403,
+        Error::SecretDetected { .. } => 422,
         Error::Unauthorized => 401,
         Error::NamespaceForbidden { .. } | Error::ScopeForbidden { .. } | Error::QuotaExceeded { .. } => 403,
         Error::RateLimited { .. } => 429,
@@ -124,12 +130,15 @@ pub struct Ctx<'a> {
     /// `memories × dim`) or search (the query): the JS API passes a
     /// `Float32Array`; HTTP has none, and texts are embedded instead.
     pub vectors: Option<Vec<f32>>,
+    /// Who makes the request, as consent records name it: an API key's id,
+    /// or `local` in process.
+    pub actor: &'a str,
 }
 
 impl<'a> Ctx<'a> {
     /// A context with no caller vectors.
     pub fn new(now: Millis, random: &'a mut dyn FnMut() -> [u8; 10], namespace: Option<&'a str>, body_bytes_max: usize, services: &'a dyn services::Services) -> Ctx<'a> {
-        Ctx { now, random, namespace, body_bytes_max, services, vectors: None }
+        Ctx { now, random, namespace, body_bytes_max, services, vectors: None, actor: "local" }
     }
 }
 
@@ -228,15 +237,21 @@ pub async fn route<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut Ct
         (["events"], "GET") => events_route(store, req).await.map(Response::ok),
         (["ledger", rest @ ..], _) => ledger::route(store, req, ctx, rest).await,
         (["services", rest @ ..], _) => service_cache::route(store, req, ctx, rest).await.map(Response::ok),
-        (["episodes", rest @ ..], _) => episodes::route(store, req, ctx, rest).await.map(Response::ok),
+        (["episodes", rest @ ..], _) => {
+            let mut v = episodes::route(store, req, ctx, rest).await?;
+            store.with_privacy_key(|k| privacy::open_user_ids(&mut v, k));
+            Ok(Response::ok(v))
+        }
         (["long-term-memory", rest @ ..], _) => longterm::route(store, req, ctx, rest).await.map(Response::ok),
         (["working-memory", ""], "GET") => list_sessions_route(store, req, ctx).await,
         (["working-memory", id], _) if !id.is_empty() => match method {
             "GET" => get_session_route(store, req, ctx, id).await,
             "PUT" => {
                 let window = history::Window::from_query(req)?;
-                let session = put_session_raw(store, ctx, id, req.body).await?;
-                history::after_write(store, ctx.services, &window, session, true, ctx.now).await.map(Response::ok)
+                let (session, scrubbed) = put_session_raw(store, ctx, id, req.body).await?;
+                let mut v = history::after_write(store, ctx.services, &window, session, true, ctx.now).await?;
+                privacy::report_into(&mut v, &scrubbed);
+                Ok(Response::ok(v))
             }
             // AMS answers 200 whether or not the session existed.
             "DELETE" => delete_session(store, ctx.now, id).await.map(|_| Response::ok(json!({ "status": "ok" }))),
@@ -244,6 +259,9 @@ pub async fn route<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut Ct
         },
         (["working-memory", id, "messages"], "POST") => append_messages(store, ctx, id, req.body).await.map(Response::ok),
         (["working-memory", id, "messages"], "GET") => history::to_messages_route(store, req, id, ctx.now).await.map(Response::ok),
+        (["working-memory", id, "decisions"], _) => decisions::route(store, req, id, ctx.now).await,
+        (["privacy", "policy"], _) => privacy::policy_route(store, req, ctx.now).await.map(Response::ok),
+        (["consent", user_id], _) if !user_id.is_empty() => privacy::consent_route(store, req, user_id, ctx.actor, ctx.now).await.map(Response::ok),
         (["working-memory", id, "compact"], "POST") => history::compact_route(store, ctx.services, id, req.body, ctx.now).await.map(Response::ok),
         (["working-memory", id, "archive"], "GET") => history::archive_route(store, req, id, ctx.now).await.map(Response::ok),
         (["working-memory", id, "tool-cache"], _) => agents::tool_cache_route(store, req, id, ctx.now).await.map(Response::ok),
@@ -254,7 +272,7 @@ pub async fn route<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut Ct
         }
         (["schemas", rest @ ..], _) => agent_state::schemas_route(store, req, ctx.now, rest).await.map(Response::ok),
         (["working-memory", id, "data", "migrate"], "POST") => agent_state::migrate_session_route(store, req, ctx.now, id).await.map(Response::ok),
-        (["agents", agent, rest @ ..], _) => agents::route(store, req, ctx.now, ctx.random, agent, rest).await.map(Response::ok),
+        (["agents", agent, rest @ ..], _) => agents::route(store, req, ctx.now, ctx.random, ctx.services, agent, rest).await.map(Response::ok),
         (["prompt"], "POST") => history::prompt_route(store, ctx.services, req.body, ctx.now).await,
         (["memory", "prompt"], "POST") => {
             let body: history::MemoryPromptBody = parse_json(req.body)?;
@@ -264,6 +282,7 @@ pub async fn route<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut Ct
                     // `true` searches with defaults; an object is a SearchRequest
                     // whose text defaults to the query.
                     let mut v = if v.is_object() { v.clone() } else { json!({}) };
+                    store.with_privacy_key(|k| privacy::seal_user_ids(&mut v, k));
                     if v.get("text").is_none_or(Value::is_null) {
                         v["text"] = json!(body.query);
                     }
@@ -362,15 +381,19 @@ pub async fn get_session<B: Backend>(
 
 /// Creates or replaces a session from an AMS `WorkingMemory` JSON body.
 pub async fn put_session<B: Backend>(store: &Store<B>, ctx: &mut Ctx<'_>, id: &str, body: &[u8]) -> Result<Value> {
-    put_session_raw(store, ctx, id, body).await.map(|s| working_memory::session_json(&s, None))
+    put_session_raw(store, ctx, id, body).await.map(|(s, scrubbed)| {
+        let mut v = working_memory::session_json(&s, None);
+        privacy::report_into(&mut v, &scrubbed);
+        v
+    })
 }
 
-async fn put_session_raw<B: Backend>(store: &Store<B>, ctx: &mut Ctx<'_>, id: &str, body: &[u8]) -> Result<Session> {
+async fn put_session_raw<B: Backend>(store: &Store<B>, ctx: &mut Ctx<'_>, id: &str, body: &[u8]) -> Result<(Session, crate::core::privacy::Scrubbed)> {
     validate_id("session_id", id)?;
     let body: working_memory::PutBody = parse_json(body)?;
     let session = working_memory::session_from_put(id, body, ctx.namespace, ctx.now, ctx.random)?;
-    match store.apply(Op::SessionPut { session }, ctx.now).await? {
-        Applied::Session(s) => Ok(s),
+    match store.apply_reporting(Op::SessionPut { session }, ctx.now).await? {
+        (Applied::Session(s), scrubbed) => Ok((s, scrubbed)),
         other => Err(Error::Internal { detail: format!("put returned {other:?}") }),
     }
 }
@@ -414,8 +437,12 @@ pub async fn append_messages<B: Backend>(store: &Store<B>, ctx: &mut Ctx<'_>, id
             Some((tokens, counter.describe()))
         }
     };
-    match store.apply(Op::SessionAppend { session_id: id.to_owned(), messages }, ctx.now).await? {
-        Applied::Appended(a) => Ok(working_memory::appended_json(&a, counted.as_ref().map(|(t, c)| (t.as_slice(), c.clone())))),
+    match store.apply_reporting(Op::SessionAppend { session_id: id.to_owned(), messages }, ctx.now).await? {
+        (Applied::Appended(a), scrubbed) => {
+            let mut v = working_memory::appended_json(&a, counted.as_ref().map(|(t, c)| (t.as_slice(), c.clone())));
+            privacy::report_into(&mut v, &scrubbed);
+            Ok(v)
+        }
         other => Err(Error::Internal { detail: format!("append returned {other:?}") }),
     }
 }
@@ -516,3 +543,5 @@ mod tests;
 mod history_tests;
 #[cfg(test)]
 mod service_cache_tests;
+#[cfg(test)]
+mod operations_tests;

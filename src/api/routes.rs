@@ -73,6 +73,10 @@ pub const ROUTES: &[Route] = &[
     r("working-memory/{}/archive", &[("GET", Read)]),
     r("working-memory/{}/tool-cache", &[("GET", Read), ("PUT", Write), ("DELETE", Write)]),
     r("working-memory/{}/data/migrate", &[("POST", Write)]),
+    r("working-memory/{}/decisions", &[("GET", Read), ("POST", Write)]),
+    // Privacy: the policy is the operator's; consent is recorded by the app.
+    r("privacy/policy", &[("GET", Read), ("PUT", Admin)]),
+    r("consent/{}", &[("GET", Read), ("PUT", Write), ("DELETE", Write)]),
     r("tool-ttls", &[("GET", Read), ("PUT", Write)]),
     // Agents: profiles, schemas, prompts and tools.
     r("agents/{}/profile", &[("GET", Read), ("PUT", Write), ("DELETE", Write)]),
@@ -86,6 +90,8 @@ pub const ROUTES: &[Route] = &[
     r("agents/{}/prompt/rollback", &[("POST", Write)]),
     r("agents/{}/patches", &[("POST", Write), ("DELETE", Write)]),
     r("agents/{}/tools", &[("PUT", Write)]),
+    // Guardrails bind the agent's own prompt changes, so its write key cannot lift them.
+    r("agents/{}/guardrails", &[("PUT", Admin)]),
     r("prompt", &[("POST", Read)]),
     r("memory/prompt", &[("POST", Read)]),
     r("tools/schemas", &[("GET", Read)]),

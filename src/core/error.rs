@@ -88,6 +88,10 @@ codes! {
         /// A prompt validator refused a new system prompt. Raised by the JS
         /// `AgentConfig.setPrompt`.
         PromptRejected => "prompt_rejected",
+        /// A prompt or patch breaks one of the agent's guardrails (a
+        /// required clause missing, a forbidden pattern present, the token
+        /// ceiling passed); the error's id names the rule. Nothing changed.
+        GuardrailViolated => "guardrail_violated",
     }
 }
 
@@ -133,6 +137,18 @@ pub enum Error {
     PayloadTooLarge { what: String, bytes: u64, bytes_max: u64 },
     /// A count limit would be exceeded (sessions, messages, page size). HTTP 422.
     LimitExceeded { what: String, limit: u64 },
+    /// A value outside a closed set that the request names itself (a
+    /// decision's `kind`): a malformed request, not a bad value of a well-formed
+    /// one. HTTP 400.
+    UnknownKind { field: String, value: String, allowed: String },
+    /// The namespace requires consent for long-term memory and the user has
+    /// not given it. Nothing was stored. HTTP 403.
+    ConsentRequired { user_id: String },
+    /// A secret (an API key, a token, a private key, a password) was found
+    /// in a write and the namespace's policy is `reject`. Nothing was
+    /// stored; the detail names the field and the kind, never the secret.
+    /// HTTP 422.
+    SecretDetected { field: String, kind: String },
     /// The addressed object does not exist (or has expired). HTTP 404.
     NotFound { kind: String, id: String },
     /// The id exists with different fields, or a state change conflicts with
@@ -219,6 +235,9 @@ impl Error {
             Error::PayloadTooLarge { .. } => "payload_too_large",
             Error::LimitExceeded { .. } => "limit_exceeded",
             Error::NotFound { .. } => "not_found",
+            Error::UnknownKind { .. } => "unknown_kind",
+            Error::ConsentRequired { .. } => "consent_required",
+            Error::SecretDetected { .. } => "secret_detected",
             Error::Conflict { code, .. } => code.as_str(),
             Error::Rejected { code, .. } => code.as_str(),
             Error::InvalidVector { code, .. } => code.as_str(),
@@ -292,6 +311,9 @@ impl Error {
             "payload_too_large",
             "limit_exceeded",
             "not_found",
+            "unknown_kind",
+            "consent_required",
+            "secret_detected",
             "hook_failed",
             "migration_failed",
             "unauthorized",
@@ -337,6 +359,9 @@ impl fmt::Display for Error {
             }
             Error::LimitExceeded { what, limit } => write!(f, "{what} would exceed the limit of {limit}"),
             Error::NotFound { kind, id } => write!(f, "{kind} not found: {id}"),
+            Error::UnknownKind { field, value, allowed } => write!(f, "unknown {field} {value:?}: one of {allowed}"),
+            Error::ConsentRequired { .. } => write!(f, "this user has not consented to long-term memory (PUT /v1/consent/{{user_id}} {{\"long_term\": true}}); nothing was stored"),
+            Error::SecretDetected { field, kind } => write!(f, "{field} holds a secret ({kind}) and the privacy policy is reject; nothing was stored"),
             Error::Conflict { code, id } => write!(f, "{id}: {}", code.as_str().replace('_', " ")),
             Error::Rejected { code, id } => write!(f, "{id}: {}", code.as_str().replace('_', " ")),
             Error::InvalidVector { code, detail } => write!(f, "invalid vector ({}): {detail}", code.as_str().replace('_', " ")),
@@ -382,6 +407,9 @@ mod tests {
             Error::too_large("body", 2, 1),
             Error::LimitExceeded { what: "x".into(), limit: 1 },
             Error::not_found("session", "s"),
+            Error::UnknownKind { field: "kind".into(), value: "x".into(), allowed: "a".into() },
+            Error::ConsentRequired { user_id: "u".into() },
+            Error::SecretDetected { field: "text".into(), kind: "jwt".into() },
             Error::vector(VectorCode::DimensionMismatch, ""),
             Error::HookFailed { hook: "summarizer".into(), reason: String::new() },
             Error::MigrationFailed { what: "profile".into(), reason: String::new() },

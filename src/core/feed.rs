@@ -26,7 +26,7 @@ pub use subscription::{resync_notice, Offer, Subscription, CLOSE_SLOW_CONSUMER};
 
 /// Every event kind, `area.verb`. The list is closed: `index.d.ts` and the
 /// `kinds` filter are checked against it.
-pub const KINDS: [&str; 38] = [
+pub const KINDS: [&str; 43] = [
     "working_memory.updated",
     "working_memory.created",
     "working_memory.appended",
@@ -65,6 +65,11 @@ pub const KINDS: [&str; 38] = [
     "profile.migrated",
     "schema.set",
     "working_memory.migrated",
+    "prompt.guardrails_set",
+    "decision.appended",
+    "privacy.policy_set",
+    "consent.granted",
+    "consent.revoked",
 ];
 
 /// One change. `key` names the thing changed (a session, agent, account,
@@ -120,6 +125,7 @@ pub fn event_of(seq: u64, entry: &LogEntry) -> FeedEvent {
             HistoryOp::PatchAppend { agent_id, patch_id, .. } => e("prompt.patch_appended", agent_id).many([patch_id.as_str()].into_iter()),
             HistoryOp::PatchRemove { agent_id, .. } => e("prompt.patch_removed", agent_id),
             HistoryOp::ToolsAllow { agent_id, .. } => e("prompt.tools_set", agent_id),
+            HistoryOp::GuardrailsSet { agent_id, .. } => e("prompt.guardrails_set", agent_id),
         },
         Op::Ledger(l) => match l {
             LedgerOp::CreateAsset { code, .. } => e("ledger.asset_created", code),
@@ -147,6 +153,10 @@ pub fn event_of(seq: u64, entry: &LogEntry) -> FeedEvent {
             AgentStateOp::SchemaSet { kind, .. } => e("schema.set", kind),
         },
         Op::SessionDataMigrate { session_id, .. } => e("working_memory.migrated", session_id),
+        Op::DecisionAppend { session_id, .. } => e("decision.appended", session_id),
+        Op::PrivacySet { .. } => e("privacy.policy_set", ""),
+        Op::ConsentGrant { user_id, .. } => e("consent.granted", user_id),
+        Op::ConsentRevoke { user_id } => e("consent.revoked", user_id),
         Op::Service(s) => match s {
             ServiceOp::Register { service, .. } => e("service_cache.registered", service),
             ServiceOp::Put { agent_id, service, written: false, .. } => e("service_cache.refreshed", agent_id).many([service.as_str()].into_iter()),

@@ -448,6 +448,98 @@ limits! {
     pub const DIRECTORY_NAMESPACES_PER_ID_MAX: usize = 64;
     /// Origins in the CORS allow-list (`EDGEMEM_CORS_ORIGINS`).
     pub const CORS_ORIGINS_MAX: usize = 32;
+
+    // Agent operations: the decision log, privacy and guardrails.
+
+    /// One decision entry's text.
+    pub const DECISION_TEXT_BYTES_MAX: usize = 16 * 1024;
+    /// One decision entry's `data`, serialized.
+    pub const DECISION_DATA_BYTES_MAX: usize = 64 * 1024;
+    /// Memory ids one decision entry may name.
+    pub const DECISION_REFS_MAX: usize = 100;
+    /// Entries in one session's decision log. Past it an append is refused
+    /// (the log is an audit trail: nothing is dropped to make room).
+    pub const DECISIONS_PER_SESSION_MAX: usize = 100_000;
+    /// Bytes of one session's decision log (text, data and refs).
+    pub const DECISION_LOG_BYTES_MAX: usize = 16 * 1024 * 1024;
+    /// Entries in one page of the decision log.
+    pub const DECISION_PAGE_LIMIT_MAX: usize = 1_000;
+    /// Default page size of the decision log.
+    pub const DECISION_PAGE_LIMIT_DEFAULT: usize = 100;
+    /// Users with a consent record in one tenant.
+    pub const CONSENTS_MAX: usize = 1_000_000;
+    /// Required clauses in one agent's guardrails.
+    pub const GUARDRAIL_REQUIRED_MAX: usize = 32;
+    /// Forbidden patterns in one agent's guardrails.
+    pub const GUARDRAIL_FORBIDDEN_MAX: usize = 32;
+    /// One required clause or forbidden pattern.
+    pub const GUARDRAIL_RULE_BYTES_MAX: usize = 1024;
+    /// The largest token ceiling a guardrail may set.
+    pub const GUARDRAIL_TOKENS_MAX_CEILING: u64 = 1_000_000;
+    /// Bytes of the privacy secret (`EDGEMEM_PRIVACY_KEY`, npm `privacyKey`)
+    /// at most; at least [`PSEUDONYM_SECRET_BYTES_MIN`].
+    pub const PRIVACY_KEY_BYTES_MAX: usize = 1024;
+    // The privacy filters (src/core/privacy): scanner bounds and formats.
+
+    /// Bytes of the prefix (`psu_`) that marks a sealed user id.
+    pub const SEALED_USER_ID_PREFIX_BYTES: usize = 4;
+    /// Fewest bytes of secret a pseudonym key is derived from (`EDGEMEM_PRIVACY_KEY`,
+    /// npm `privacyKey`): shorter secrets are guessable.
+    pub const PSEUDONYM_SECRET_BYTES_MIN: usize = 16;
+    /// Hex digits of HMAC-SHA256 kept in a pseudonym (40 bits: collisions stay
+    /// unlikely below about a million distinct values of one kind).
+    pub const PSEUDONYM_TOKEN_HEX_LEN: usize = 10;
+    /// Bytes of the synthetic IV at the front of a sealed user id.
+    pub const SEALED_USER_ID_IV_BYTES: usize = 16;
+    /// A sealed user id longer than this is refused unread: it could not have
+    /// come from a user id of at most [`ID_BYTES_MAX`] bytes.
+    pub const SEALED_USER_ID_BYTES_MAX: usize =
+        SEALED_USER_ID_PREFIX_BYTES + (SEALED_USER_ID_IV_BYTES + ID_BYTES_MAX).div_ceil(3) * 4;
+    /// Shortest value of a `password=`-style assignment that is redacted:
+    /// shorter ones are placeholders, counts or flags far more often than secrets.
+    pub const SECRET_ASSIGNMENT_VALUE_CHARS_MIN: usize = 8;
+    /// Longest value of a `password=`-style assignment that is looked at; the
+    /// scan of one candidate stops there, which keeps the whole pass linear.
+    pub const SECRET_ASSIGNMENT_VALUE_BYTES_MAX: usize = 512;
+    /// Shortest random part of a prefixed API key (Stripe, pf_live, Slack).
+    pub const SECRET_TOKEN_BODY_CHARS_MIN: usize = 16;
+    /// Shortest random part of an OpenAI `sk-` key (real ones have 48 or more).
+    pub const OPENAI_KEY_BODY_CHARS_MIN: usize = 20;
+    /// Shortest random part of an Anthropic `sk-ant-` key.
+    pub const ANTHROPIC_KEY_BODY_CHARS_MIN: usize = 32;
+    /// Shortest header and payload segment of a JWT.
+    pub const JWT_SEGMENT_CHARS_MIN: usize = 10;
+    /// Shortest signature segment of a JWT (HS256 gives 43).
+    pub const JWT_SIGNATURE_CHARS_MIN: usize = 16;
+    /// Farthest a PEM private key's END line is looked for after its BEGIN line
+    /// (an 8192-bit RSA key is about 6.5 KB).
+    pub const PEM_BLOCK_BYTES_MAX: usize = 64 * 1024;
+    /// Longest local part of an email address (RFC 5321).
+    pub const EMAIL_LOCAL_BYTES_MAX: usize = 64;
+    /// Longest domain of an email address (RFC 1035).
+    pub const EMAIL_DOMAIN_BYTES_MAX: usize = 253;
+    /// Fewest digits of an international phone number, country code included.
+    pub const PHONE_DIGITS_MIN: usize = 8;
+    /// Most digits of a phone number (E.164).
+    pub const PHONE_DIGITS_MAX: usize = 15;
+    /// Fewest digits of a national number with a leading trunk zero.
+    pub const PHONE_NATIONAL_DIGITS_MIN: usize = 9;
+    /// Most digits of a national number with a leading trunk zero.
+    pub const PHONE_NATIONAL_DIGITS_MAX: usize = 12;
+    /// Fewest digits of a payment card number (ISO/IEC 7812).
+    pub const CARD_DIGITS_MIN: usize = 13;
+    /// Most digits of a payment card number (ISO/IEC 7812).
+    pub const CARD_DIGITS_MAX: usize = 19;
+    /// Shortest IBAN of any country (Norway's).
+    pub const IBAN_CHARS_MIN: usize = 15;
+    /// Longest IBAN (ISO 13616).
+    pub const IBAN_CHARS_MAX: usize = 34;
+    /// Longest IPv6 address in text (with an embedded IPv4 address).
+    pub const IPV6_TEXT_BYTES_MAX: usize = 45;
+
+    /// Strings one scrub walks in a JSON value (the value was already
+    /// bounded in bytes; this bounds the walk in steps).
+    pub const SCRUB_STRINGS_MAX: usize = 1_000_000;
 }
 
 // One write's compaction must be able to seal the flat segment (see

@@ -6,6 +6,7 @@
 mod backend;
 mod history;
 mod ledger;
+mod privacy;
 mod door;
 mod tokenizer;
 mod vector;
@@ -87,6 +88,11 @@ struct OpenOptions {
     chunk_bytes: Option<usize>,
     #[serde(default)]
     key_prefix: Option<String>,
+    /// The privacy secret (at least [`limits::PSEUDONYM_SECRET_BYTES_MIN`]
+    /// bytes): personal data becomes keyed pseudonyms and user ids are
+    /// sealed. Held in memory only.
+    #[serde(default)]
+    privacy_key: Option<String>,
 }
 
 /// A tenant's memory, durable on the store it was opened with.
@@ -136,7 +142,12 @@ impl MemoryCore {
         };
         let backend = AnyBackend::from_js(store)?;
         let clock = clock_from(clock)?;
+        let key = match &opts.privacy_key {
+            None => None,
+            Some(secret) => Some(crate::core::privacy::PseudonymKey::derive(secret.as_bytes(), opts.namespace.as_deref().unwrap_or("default")).map_err(|e| to_js_error(&e))?),
+        };
         let store = Store::open(backend, config).await.map_err(|e| to_js_error(&e))?;
+        store.set_privacy_key(key);
         Ok(MemoryCore { inner: Rc::new(Inner { store, namespace: opts.namespace, clock, fetcher: Default::default() }) })
     }
 }

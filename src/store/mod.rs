@@ -34,6 +34,12 @@ mod sweep;
 pub use flights::{Flights, Leader, Turn};
 pub use memory::MemoryBackend;
 
+/// The key of the head record under `prefix` (whether a store or a
+/// published replica exists there).
+pub fn head_key(prefix: &str) -> String {
+    keys::head_key(prefix)
+}
+
 use std::cell::RefCell;
 use std::future::Future;
 
@@ -44,6 +50,7 @@ use crate::core::engine::{encode_log_entry, Applied, Engine, LogEntry, Op};
 use crate::core::feed::{event_of, FeedEvent, FeedPage, Interest, Ring};
 use crate::core::error::{Error, Result};
 use crate::core::limits;
+use crate::core::privacy::{PseudonymKey, Scrubbed, Scrubber};
 use crate::core::time::Millis;
 
 /// What a backend may hold.
@@ -102,6 +109,20 @@ pub trait Backend {
     /// What this backend may hold; [`Durability::Strong`] unless overridden.
     fn durability(&self) -> Durability {
         Durability::Strong
+    }
+    /// Whether a delete may leave the deleted bytes readable in the
+    /// backend's files (SQLite free pages and write-ahead log: Durable
+    /// Object storage). Such a backend must implement
+    /// [`Backend::replace_all`], which an erasure uses. Default `false`.
+    fn deletes_leave_bytes(&self) -> bool {
+        false
+    }
+    /// Replaces everything the backend holds with `entries`, leaving no
+    /// byte of what was there before (the right to be forgotten). Only
+    /// called when [`Backend::deletes_leave_bytes`]; the default refuses.
+    async fn replace_all(&self, entries: Vec<(String, Vec<u8>)>) -> Result<()> {
+        let _ = entries;
+        Err(Error::StoreUnsuitable { detail: "this backend cannot replace all of its contents".into() })
     }
 }
 
@@ -189,6 +210,9 @@ pub struct Store<B: Backend> {
     listener: RefCell<Option<Listener>>,
     /// Upstream reads in flight (the service-state cache's single-flight).
     flights: Flights,
+    /// The deployment's privacy key for this tenant: held in memory only,
+    /// never written to the backend.
+    privacy_key: RefCell<Option<PseudonymKey>>,
 }
 
 /// A change-feed listener. It runs while the store is locked, so it must
@@ -259,14 +283,47 @@ impl<B: Backend> Store<B> {
             poisoned: false,
             events: found.events,
         };
-        Ok(Store { inner: Mutex::new(inner), counters: Counters::default(), listener: RefCell::new(None), flights: Flights::default() })
+        Ok(Store { inner: Mutex::new(inner), counters: Counters::default(), listener: RefCell::new(None), flights: Flights::default(), privacy_key: RefCell::new(None) })
     }
 
     /// Applies `op` at `now` and resolves once its log record is durable.
     /// On any error the state is as if the op was never submitted.
     pub async fn apply(&self, op: Op, now: Millis) -> Result<Applied> {
+        self.apply_reporting(op, now).await.map(|(applied, _)| applied)
+    }
+
+    /// Sets the privacy key (derived for this tenant) that pseudonymizes
+    /// personal data and seals user ids; `None` uses typed placeholders and
+    /// keeps user ids as given.
+    pub fn set_privacy_key(&self, key: Option<PseudonymKey>) {
+        *self.privacy_key.borrow_mut() = key;
+    }
+
+    /// Runs `f` with the privacy key, if one is set.
+    pub fn with_privacy_key<R>(&self, f: impl FnOnce(Option<&PseudonymKey>) -> R) -> R {
+        f(self.privacy_key.borrow().as_ref())
+    }
+
+    /// Scrubs `op` in place under the current policy (see
+    /// [`crate::core::privacy::scrub`]) without applying it: for callers
+    /// that derive more from the scrubbed text (embeddings) before the
+    /// write. Scrubbing is idempotent, so the apply's own pass finds nothing.
+    pub async fn scrub(&self, op: &mut Op) -> Result<Scrubbed> {
+        let inner = self.inner.lock().await;
+        let policy = inner.engine.privacy().policy;
+        drop(inner);
+        self.with_privacy_key(|key| Scrubber::new(&policy, key).op(op))
+    }
+
+    /// [`Store::apply`], answering also what the privacy scrub replaced.
+    pub async fn apply_reporting(&self, mut op: Op, now: Millis) -> Result<(Applied, Scrubbed)> {
         let mut inner = self.inner.lock().await;
         inner.heal().await?;
+        // Before the log record is encoded: nothing a scrub removes is ever
+        // written, not even to the log.
+        let policy = inner.engine.privacy().policy;
+        let scrubbed = self.with_privacy_key(|key| Scrubber::new(&policy, key).op(&mut op))?;
+        let erasure = matches!(op, Op::ConsentRevoke { .. });
         let seq = inner.engine.last_seq() + 1;
         // Encode first: an op too large to log is refused before it changes anything.
         let entry = LogEntry { now_ms: now, op };
@@ -285,14 +342,23 @@ impl<B: Backend> Store<B> {
             listen(&event);
         }
         inner.events.push(event);
-        if inner.snapshot_due() {
+        if erasure {
+            // The right to be forgotten: the erased text is still in the log
+            // records before this one. A snapshot retires them; if it fails,
+            // the erasure stands in memory and the error says storage did
+            // not follow yet (the next snapshot completes it).
+            inner.snapshot().await?;
+            if inner.backend.deletes_leave_bytes() {
+                inner.rewrite_storage().await?;
+            }
+        } else if inner.snapshot_due() {
             // The op is already durable in the log; a failed snapshot never
             // fails it, and is retried only after the log has grown again.
             if inner.snapshot().await.is_err() {
                 inner.snapshot_retry_at_records = inner.log_records_since_snapshot + inner.config.snapshot_every_ops.max(1_000);
             }
         }
-        Ok(applied)
+        Ok((applied, scrubbed))
     }
 
     /// Sets (or clears) the change-feed listener.
@@ -422,6 +488,7 @@ impl Store<MemoryBackend> {
             counters: self.counters,
             listener: self.listener,
             flights: self.flights,
+            privacy_key: self.privacy_key,
         }
     }
 
@@ -443,7 +510,7 @@ impl Store<MemoryBackend> {
             poisoned: false,
             events: found.events,
         };
-        Ok(Store { inner: Mutex::new(inner), counters: Counters::default(), listener: RefCell::new(None), flights: Flights::default() })
+        Ok(Store { inner: Mutex::new(inner), counters: Counters::default(), listener: RefCell::new(None), flights: Flights::default(), privacy_key: RefCell::new(None) })
     }
 }
 
@@ -484,6 +551,26 @@ impl<B: Backend> Inner<B> {
             snapshot_bytes: self.head.map_or(0, |h| h.snapshot_bytes),
             log_bytes_since_snapshot: self.log_bytes_since_snapshot,
         }
+    }
+
+    /// Rewrites the backend with only the current snapshot (head and
+    /// chunks), for backends whose deletes leave bytes behind. A failure
+    /// poisons the store, which then reloads from what storage holds.
+    async fn rewrite_storage(&mut self) -> Result<()> {
+        let prefix = self.config.key_prefix.clone();
+        let head = self.head.ok_or_else(|| Error::Internal { detail: "no head after a snapshot".into() })?;
+        let mut entries = Vec::with_capacity(head.chunk_count as usize + 1);
+        for i in 0..head.chunk_count {
+            let key = keys::chunk_key(&prefix, head.gen, i);
+            let value = self.backend.get(&key).await?.ok_or_else(|| Error::storage(format!("chunk {i} of the new snapshot is missing")))?;
+            entries.push((key, value));
+        }
+        entries.push((keys::head_key(&prefix), head.encode()));
+        if let Err(e) = self.backend.replace_all(entries).await {
+            self.poisoned = true;
+            return Err(e);
+        }
+        Ok(())
     }
 
     async fn snapshot(&mut self) -> Result<()> {

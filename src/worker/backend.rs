@@ -23,6 +23,8 @@ pub struct DoBackend {
 
 /// Keys per `delete_multiple` call (the runtime's limit).
 const DO_DELETE_KEYS_MAX: usize = limits::DELETE_BATCH_KEYS_MAX;
+/// Keys per multi-key `put` (the runtime's limit is the same as a delete's).
+const DO_PUT_KEYS_MAX: usize = limits::DELETE_BATCH_KEYS_MAX;
 
 fn do_bytes(key: &str, v: JsValue) -> Result<Vec<u8>> {
     let bytes = v.dyn_into::<Uint8Array>().map_err(|_| storage_err("get", format!("{key} does not hold bytes")))?;
@@ -70,6 +72,33 @@ impl Backend for DoBackend {
         let map = self.list_map(&range).await?;
         let keys = Array::from(&map.keys());
         Ok(keys.iter().filter_map(|k| k.as_string()).collect())
+    }
+
+    /// SQLite keeps a deleted row's bytes in free pages and in its
+    /// write-ahead log until they happen to be reused; workerd allows
+    /// neither `secure_delete` nor `VACUUM`.
+    fn deletes_leave_bytes(&self) -> bool {
+        true
+    }
+
+    /// `deleteAll()` drops the object's SQLite database (its files go), and
+    /// the puts issued in the same turn, before any await, commit with it
+    /// under the output gate: no reply leaves before both are durable.
+    async fn replace_all(&self, entries: Vec<(String, Vec<u8>)>) -> Result<()> {
+        let raw = self.storage.as_raw();
+        let err = |what: &str, e: JsValue| storage_err(what, format!("{e:?}"));
+        let mut pending = vec![raw.delete_all().map_err(|e| err("deleteAll", e))?];
+        for batch in entries.chunks(DO_PUT_KEYS_MAX) {
+            let obj = js_sys::Object::new();
+            for (key, value) in batch {
+                js_sys::Reflect::set(&obj, &JsValue::from_str(key), &Uint8Array::from(value.as_slice())).map_err(|e| err("put", e))?;
+            }
+            pending.push(raw.put_multiple(obj.into()).map_err(|e| err("put", e))?);
+        }
+        for p in pending {
+            JsFuture::from(p).await.map_err(|e| err("replace", e))?;
+        }
+        Ok(())
     }
 
     /// The listing already carries the values: recovery reads each log

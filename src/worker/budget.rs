@@ -51,7 +51,7 @@ struct CountBody {
 
 /// Answers `POST /v1/budget/count` and `POST /v1/budget/build`.
 pub async fn route(env: &Env, method: &str, path: &str, body: &[u8]) -> Result<api::Response> {
-    let ok = |body| Ok(api::Response { status: 200, body, raw: None });
+    let ok = |body| Ok(api::Response { status: 200, body, raw: None, content_type: None });
     match (path, method) {
         ("/v1/budget/count", "POST") => {
             let b: CountBody = parse_json(body)?;

@@ -102,7 +102,7 @@ pub async fn front(req: &mut Request, env: &Env) -> R<Response> {
     };
     if path == "/v1/health" {
         let body = serde_json::json!({ "now": super::now_ms(), "version": api::VERSION });
-        return super::json_response(api::Response { status: 200, body, raw: None }).map_err(w);
+        return super::json_response(api::Response { status: 200, body, raw: None, content_type: None }).map_err(w);
     }
 
     let now = super::now_ms();
@@ -137,7 +137,7 @@ pub async fn front(req: &mut Request, env: &Env) -> R<Response> {
 
     if path.starts_with("/v1/admin/") {
         let v = auth::admin_route(env, &principal, method.as_ref(), &path, &query, &body, now).await?;
-        return super::json_response(api::Response { status: 200, body: v, raw: None }).map_err(w);
+        return super::json_response(api::Response { status: 200, body: v, raw: None, content_type: None }).map_err(w);
     }
     if path.starts_with("/v1/budget/") {
         let r = budget::route(env, method.as_ref(), &path, &body).await?;

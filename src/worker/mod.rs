@@ -44,9 +44,10 @@ type WResult<T> = worker::Result<T>;
 /// handed over as it is, never parsed or re-serialized here.
 fn json_response(r: api::Response) -> WResult<Response> {
     let status = r.status;
+    let content_type = r.content_type.unwrap_or("application/json");
     let body = r.into_bytes().map_err(|e| worker::Error::RustError(e.to_string()))?;
     let headers = Headers::new();
-    headers.set("content-type", "application/json")?;
+    headers.set("content-type", content_type)?;
     headers.set("cache-control", "no-store")?;
     Ok(Response::from_bytes(body)?.with_status(status).with_headers(headers))
 }
@@ -176,16 +177,18 @@ impl MemoryObject {
         if let Some(op) = url.path().strip_prefix(auth::KEYS_PATH).and_then(|p| p.strip_prefix('/')) {
             let body = req.bytes().await.map_err(w)?;
             let v = self.keys.serve(&self.state, op, &body).await?;
-            return json_response(api::Response { status: 200, body: v, raw: None }).map_err(w);
+            return json_response(api::Response { status: 200, body: v, raw: None, content_type: None }).map_err(w);
         }
         if let Some(op) = url.path().strip_prefix(routing::DIRECTORY_PATH).and_then(|p| p.strip_prefix('/')) {
             let body = req.bytes().await.map_err(w)?;
             let v = routing::serve(&self.state, op, &body).await?;
-            return json_response(api::Response { status: 200, body: v, raw: None }).map_err(w);
+            return json_response(api::Response { status: 200, body: v, raw: None, content_type: None }).map_err(w);
         }
         let store = self.store().await?;
         let method = req.method();
         let namespace = req.headers().get(NAMESPACE_HEADER).map_err(w)?;
+        self.privacy_key(&store, namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE))?;
+        let actor = req.headers().get(KEY_ID_HEADER).map_err(w)?.unwrap_or_else(|| "operator".to_owned());
         let body = req.bytes().await.map_err(w)?;
         if method == Method::Post && url.path() == "/v1/snapshots/publish" {
             return self.publish(&store, namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE)).await;
@@ -203,13 +206,46 @@ impl MemoryObject {
         let mut rand = random_bits;
         let services = services::WorkerServices { env: &self.env };
         let mut ctx = Ctx::new(now_ms(), &mut rand, namespace.as_deref(), limits::REQUEST_BODY_BYTES_CEILING, &services);
+        ctx.actor = &actor;
         let mut resp = api::handle(&store, &api_req, &mut ctx).await;
         scrub(&mut resp);
+        let revoked = resp.status == 200 && resp.body.get("erased").is_some() && url.path().starts_with("/v1/consent/");
+        if revoked {
+            // The erasure rewrote storage, which drops a set alarm.
+            self.alarm_at.set(None);
+            // The right to be forgotten reaches the KV replica too: a
+            // published snapshot is replaced (its old generation retired).
+            self.republish_if_published(&store, namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE)).await?;
+        }
         // A read-through GET of a service's state writes too.
         if (method != Method::Get || url.path().starts_with("/v1/services/")) && resp.status == 200 {
             self.schedule(api::next_wake(&store, now_ms()).await?).await?;
         }
         json_response(resp).map_err(w)
+    }
+
+    /// Derives this tenant's privacy key from `EDGEMEM_PRIVACY_KEY` once (the
+    /// object serves one namespace). Without the secret, personal data gets
+    /// typed placeholders and user ids are kept as given.
+    fn privacy_key(&self, store: &Store<DoBackend>, namespace: &str) -> Result<(), Error> {
+        if store.with_privacy_key(|k| k.is_some()) {
+            return Ok(());
+        }
+        if let Some(secret) = env_string(&self.env, "EDGEMEM_PRIVACY_KEY") {
+            store.set_privacy_key(Some(crate::core::privacy::PseudonymKey::derive(secret.as_bytes(), namespace)?));
+        }
+        Ok(())
+    }
+
+    /// Publishes again when a replica of this tenant exists in KV.
+    async fn republish_if_published(&self, store: &Store<DoBackend>, namespace: &str) -> Result<(), Error> {
+        let Ok(kv) = self.env.kv(SNAPSHOTS_BINDING) else { return Ok(()) };
+        let config = StoreConfig { key_prefix: format!("{namespace}/"), ..StoreConfig::default() };
+        let backend = KvBackend { kv };
+        if crate::store::Backend::get(&backend, &crate::store::head_key(&config.key_prefix)).await?.is_some() {
+            store.publish(&backend, &config).await?;
+        }
+        Ok(())
     }
 
     /// Publishes this tenant's snapshot to the KV binding, for read-mostly
@@ -222,7 +258,7 @@ impl MemoryObject {
         let config = StoreConfig { key_prefix: format!("{namespace}/"), ..StoreConfig::default() };
         let stats = store.publish(&KvBackend { kv }, &config).await?;
         let body = serde_json::json!({ "snapshot_gen": stats.snapshot_gen, "snapshot_bytes": stats.snapshot_bytes, "last_seq": stats.last_seq, "key_prefix": config.key_prefix });
-        json_response(api::Response { status: 200, body, raw: None }).map_err(|e| Error::Internal { detail: e.to_string() })
+        json_response(api::Response { status: 200, body, raw: None, content_type: None }).map_err(|e| Error::Internal { detail: e.to_string() })
     }
 }
 

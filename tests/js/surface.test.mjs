@@ -38,6 +38,7 @@ const ARGS = {
     return [target];
   },
   "Memory.resolveFunctionCall": () => ["get_current_datetime", {}],
+  "Memory.request": () => ["GET", "/v1/health"],
   "Memory.publishSnapshot": () => [new edgemem.MemoryStore()],
   "EdgememError.constructor": () => ["invalid_input", "a message"],
   "DurableObjectStore.constructor": () => [fakeDurableObjectStorage()],
@@ -168,6 +169,9 @@ async function instances() {
     ServiceCache: memory.services,
     Schemas: memory.schemas,
     Profiles: memory.profiles,
+    Decisions: memory.decisions,
+    Consent: memory.consent,
+    Privacy: memory.privacy,
   };
 }
 

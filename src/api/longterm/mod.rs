@@ -10,7 +10,9 @@ mod tests;
 
 use json::{patch_from_json, record_field, record_from_json, record_json, RECORD_FIELDS};
 use crate::api::services::Services;
+use crate::api::privacy::{open_user_ids, report_into, seal_user_ids, stored_user_id};
 use crate::api::{parse_json, Ctx, Request};
+use crate::core::privacy::Scrubbed;
 use crate::core::engine::{Applied, Op};
 use crate::core::error::{Error, Result, VectorCode};
 use crate::core::limits;
@@ -44,7 +46,7 @@ pub async fn embed_texts<B: Backend>(store: &Store<B>, services: &dyn Services, 
 
 /// Creates records. `vectors` (one per record) come from the JS API; else
 /// texts are embedded. Returns the created and deduplicated ids.
-pub async fn create<B: Backend>(store: &Store<B>, ctx: &mut Ctx<'_>, memories: &[Value], vectors: Option<Vec<Vec<f32>>>, deduplicate: bool) -> Result<(Vec<String>, Vec<String>)> {
+pub async fn create<B: Backend>(store: &Store<B>, ctx: &mut Ctx<'_>, memories: &[Value], vectors: Option<Vec<Vec<f32>>>, deduplicate: bool) -> Result<(Vec<String>, Vec<String>, Scrubbed)> {
     if memories.len() > limits::LTM_CREATE_BATCH_MAX {
         return Err(Error::LimitExceeded { what: "memories in one create".into(), limit: limits::LTM_CREATE_BATCH_MAX as u64 });
     }
@@ -53,18 +55,29 @@ pub async fn create<B: Backend>(store: &Store<B>, ctx: &mut Ctx<'_>, memories: &
         .enumerate()
         .map(|(i, m)| record_from_json(&format!("memories[{i}]"), m, ctx.namespace, ctx.now, ctx.random))
         .collect::<Result<Vec<_>>>()?;
+    if let Some(v) = &vectors {
+        if v.len() != records.len() {
+            return Err(Error::invalid("vectors", format!("{} vectors for {} memories", v.len(), records.len())));
+        }
+    }
+    // Scrubbed before embedding, so no vector is derived from a secret or
+    // from personal data either (the apply's own pass then finds nothing).
+    let mut op = Op::Ltm(LtmOp::Create { records: records.into_iter().map(|record| NewRecord { record, vector: Vec::new() }).collect(), deduplicate });
+    let scrubbed = store.scrub(&mut op).await?;
+    let Op::Ltm(LtmOp::Create { records: mut new, .. }) = op else { return Err(Error::Internal { detail: "scrub changed the op".into() }) };
     let vectors = match vectors {
-        Some(v) if v.len() != records.len() => return Err(Error::invalid("vectors", format!("{} vectors for {} memories", v.len(), records.len()))),
         Some(v) => v,
-        None => embed_texts(store, ctx.services, &records.iter().map(|r| r.text.clone()).collect::<Vec<_>>()).await?,
+        None => embed_texts(store, ctx.services, &new.iter().map(|r| r.record.text.clone()).collect::<Vec<_>>()).await?,
     };
-    let records = records.into_iter().zip(vectors).map(|(record, vector)| NewRecord { record, vector }).collect();
-    let applied = store.apply(Op::Ltm(LtmOp::Create { records, deduplicate }), ctx.now).await?;
+    for (r, v) in new.iter_mut().zip(vectors) {
+        r.vector = v;
+    }
+    let applied = store.apply(Op::Ltm(LtmOp::Create { records: new, deduplicate }), ctx.now).await?;
     // Bounded segment maintenance after each write: no request pays for a
     // full rebuild, and the flat segment never grows without end.
     store.maintain(|e| e.compact_vectors(limits::LTM_COMPACT_WORK_POINTS_PER_WRITE)).await??;
     match applied {
-        Applied::Ltm(LtmApplied::Created { created, duplicates }) => Ok((created, duplicates)),
+        Applied::Ltm(LtmApplied::Created { created, duplicates }) => Ok((created, duplicates, scrubbed)),
         other => Err(Error::Internal { detail: format!("create returned {other:?}") }),
     }
 }
@@ -279,7 +292,8 @@ pub async fn forget<B: Backend>(store: &Store<B>, req: &Request<'_>, now: Millis
         Some(_) => return Err(Error::invalid("dry_run", "must be true or false")),
     };
     let limit = req.param_usize("limit", 1000, 1, limits::LTM_DELETE_BATCH_MAX)?;
-    let (user, session, ns) = (req.param("user_id"), req.param("session_id"), req.param("namespace"));
+    let sealed = req.param("user_id").map(|u| stored_user_id(store, u));
+    let (user, session, ns) = (sealed.as_deref(), req.param("session_id"), req.param("namespace"));
     let day_ms = 86_400_000.0;
     let (scanned, ids) = store
         .read(|e| {
@@ -344,15 +358,25 @@ fn split_vectors(flat: Option<Vec<f32>>, memories: usize) -> Result<Option<Vec<V
     Ok(Some(flat.chunks(flat.len() / n).map(<[f32]>::to_vec).collect()))
 }
 
+/// `/v1/long-term-memory/...`. Sealed user ids are opened in every answer,
+/// so callers see the ids they wrote.
 pub async fn route<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut Ctx<'_>, rest: &[&str]) -> Result<Value> {
+    let mut v = route_inner(store, req, ctx, rest).await?;
+    store.with_privacy_key(|k| open_user_ids(&mut v, k));
+    Ok(v)
+}
+
+async fn route_inner<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut Ctx<'_>, rest: &[&str]) -> Result<Value> {
     match (rest, req.method) {
         ([] | [""], "POST") => {
             let body: Value = parse_json(req.body)?;
             let memories = body.get("memories").and_then(Value::as_array).ok_or_else(|| Error::invalid("memories", "is required: an array"))?;
             let dedup = !matches!(body.get("deduplicate"), Some(Value::Bool(false)));
             let vectors = split_vectors(ctx.vectors.take(), memories.len())?;
-            let (created, duplicates) = create(store, ctx, memories, vectors, dedup).await?;
-            Ok(json!({ "status": "ok", "created": created, "duplicates": duplicates }))
+            let (created, duplicates, scrubbed) = create(store, ctx, memories, vectors, dedup).await?;
+            let mut v = json!({ "status": "ok", "created": created, "duplicates": duplicates });
+            report_into(&mut v, &scrubbed);
+            Ok(v)
         }
         ([] | [""], "DELETE") => {
             let ids: Vec<String> = req.query.iter().filter(|(k, _)| k == "memory_ids").map(|(_, v)| v.clone()).collect();
@@ -368,7 +392,9 @@ pub async fn route<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut Ct
             }
         }
         (["search"], "POST") => {
-            let body = SearchBody::parse(&parse_json::<Value>(req.body)?)?;
+            let mut raw = parse_json::<Value>(req.body)?;
+            store.with_privacy_key(|k| seal_user_ids(&mut raw, k));
+            let body = SearchBody::parse(&raw)?;
             let vector = ctx.vectors.take();
             search(store, ctx.services, &body, vector, ctx.now).await
         }
@@ -380,12 +406,19 @@ pub async fn route<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut Ct
         ([id], "PATCH") => {
             validate_id("memory_id", id)?;
             let patch = patch_from_json(&parse_json::<Value>(req.body)?, ctx.namespace)?;
+            let mut op = Op::Ltm(LtmOp::Update { id: (*id).to_owned(), patch, vector: None });
+            let scrubbed = store.scrub(&mut op).await?;
+            let Op::Ltm(LtmOp::Update { patch, .. }) = op else { return Err(Error::Internal { detail: "scrub changed the op".into() }) };
             let vector = match &patch.text {
                 Some(t) => embed_texts(store, ctx.services, std::slice::from_ref(t)).await?.pop(),
                 None => None,
             };
             match store.apply(Op::Ltm(LtmOp::Update { id: (*id).to_owned(), patch, vector }), ctx.now).await? {
-                Applied::Ltm(LtmApplied::Updated(r)) => Ok(record_json(&r)),
+                Applied::Ltm(LtmApplied::Updated(r)) => {
+                    let mut v = record_json(&r);
+                    report_into(&mut v, &scrubbed);
+                    Ok(v)
+                }
                 other => Err(Error::Internal { detail: format!("update returned {other:?}") }),
             }
         }

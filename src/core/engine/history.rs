@@ -46,6 +46,9 @@ pub enum HistoryOp {
     PatchRemove { agent_id: String, glob: String },
     /// Set or lift the tool allow-list.
     ToolsAllow { agent_id: String, tools: Option<Vec<String>> },
+    /// Replace an agent's guardrails (they bind later changes, not the
+    /// text already live).
+    GuardrailsSet { agent_id: String, guardrails: crate::core::history::Guardrails },
 }
 
 /// What a history op did.
@@ -171,7 +174,8 @@ impl Engine {
             | HistoryOp::PromptRollback { agent_id, .. }
             | HistoryOp::PatchAppend { agent_id, .. }
             | HistoryOp::PatchRemove { agent_id, .. }
-            | HistoryOp::ToolsAllow { agent_id, .. } => {
+            | HistoryOp::ToolsAllow { agent_id, .. }
+            | HistoryOp::GuardrailsSet { agent_id, .. } => {
                 validate_id("agent_id", agent_id)?;
                 if !self.history.agents.contains_key(agent_id) && self.history.agents.len() >= limits::AGENTS_MAX {
                     return Err(Error::LimitExceeded { what: "agents".into(), limit: limits::AGENTS_MAX as u64 });
@@ -191,7 +195,14 @@ impl Engine {
                     }
                     HistoryOp::PatchRemove { glob, .. } => removed = config.remove_patches(glob)?,
                     HistoryOp::ToolsAllow { tools, .. } => config.allow_tools(tools.clone())?,
+                    HistoryOp::GuardrailsSet { guardrails, .. } => {
+                        guardrails.validate()?;
+                        config.guardrails = guardrails.clone();
+                    }
                     _ => return Err(Error::Internal { detail: "agent op mismatch".into() }),
+                }
+                if matches!(op, HistoryOp::PromptSet { .. } | HistoryOp::PromptRollback { .. } | HistoryOp::PatchAppend { .. } | HistoryOp::PatchRemove { .. }) {
+                    config.guardrails.check(&config.system_text())?;
                 }
                 self.history.agents.insert(agent_id.clone(), config.clone());
                 Ok(HistoryApplied::Agent { agent_id: agent_id.clone(), config, version, removed })

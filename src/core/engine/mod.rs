@@ -11,6 +11,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use crate::core::codec::{self, SCHEMA_VERSION};
+use crate::core::consent::{ConsentRecord, Policy, Privacy};
+use crate::core::decisions::{DecisionEntry, DecisionLog};
 use crate::core::error::{Error, Result};
 use crate::core::ledger::{Ledger, LedgerApplied, LedgerOp, LedgerSnapshot};
 use crate::core::episodes::{Episode, EpisodicConfig, EpisodicLog, Recorded};
@@ -72,6 +74,17 @@ pub enum Op {
         #[serde(serialize_with = "crate::core::exact_json::option_map")]
         data: Option<serde_json::Map<String, serde_json::Value>>,
     },
+    /// Append an entry to a live session's decision log (`seq` and `ts` are
+    /// assigned by the log).
+    DecisionAppend { session_id: String, entry: DecisionEntry },
+    /// Replace the namespace's privacy policy.
+    PrivacySet { policy: Policy },
+    /// Record a user's consent to long-term memory (`user_id` as stored).
+    ConsentGrant { user_id: String, granted_by: String },
+    /// Withdraw a user's consent and erase their long-term memories and
+    /// episodes. The store compacts its log after it, so the erased text
+    /// leaves storage too.
+    ConsentRevoke { user_id: String },
 }
 
 /// What an applied op did.
@@ -91,6 +104,10 @@ pub enum Applied {
     EpisodesDropped { count: usize },
     Service(ServiceApplied),
     AgentState(AgentStateApplied),
+    Decision(DecisionEntry),
+    Privacy(Policy),
+    Consent { user_id: String, record: ConsentRecord },
+    ConsentRevoked { user_id: String, had_consent: bool, memories: usize, episodes: usize },
 }
 
 /// What one append added to a session.
@@ -143,6 +160,12 @@ struct SnapshotV1 {
     /// Added within schema v1 (issue 11), default empty.
     #[serde(default)]
     agent_state: AgentState,
+    /// Added within schema v1 (issue 13), default empty.
+    #[serde(default)]
+    decisions: BTreeMap<String, DecisionLog>,
+    /// Added within schema v1 (issue 13), default: the default policy.
+    #[serde(default)]
+    privacy: Privacy,
 }
 
 /// [`SnapshotV1`] borrowed from a live engine: the same bytes, fewer copies
@@ -157,6 +180,8 @@ struct SnapshotV1Ref<'a> {
     episodes: &'a EpisodicLog,
     services: &'a ServiceCache,
     agent_state: &'a AgentState,
+    decisions: &'a BTreeMap<String, DecisionLog>,
+    privacy: &'a Privacy,
 }
 
 /// The in-memory state of one tenant.
@@ -174,6 +199,9 @@ pub struct Engine {
     episodes: EpisodicLog,
     services: ServiceCache,
     agent_state: AgentState,
+    /// Decision logs by session id; a log goes with its session.
+    decisions: BTreeMap<String, DecisionLog>,
+    privacy: Privacy,
 }
 
 impl Engine {
@@ -207,6 +235,9 @@ impl Engine {
                     next.created_at = prev.created_at;
                 } else {
                     next.created_at = now;
+                    // A new session (or one whose TTL ran out before a
+                    // sweep) starts with an empty decision log.
+                    self.decisions.remove(&session.session_id);
                 }
                 next.touch(now);
                 self.insert(next.clone());
@@ -265,7 +296,48 @@ impl Engine {
             }
             Op::Ledger(op) => Applied::Ledger(self.ledger.apply(op, now)?),
             Op::History(op) => Applied::History(self.apply_history(op, now)?),
-            Op::Ltm(op) => Applied::Ltm(self.longterm.apply(op, now)?),
+            Op::Ltm(op) => {
+                match op {
+                    LtmOp::Create { records, .. } => {
+                        for r in records {
+                            self.privacy.check_long_term(r.record.user_id.as_deref())?;
+                        }
+                    }
+                    LtmOp::Update { id, patch, .. } => {
+                        let user = patch.user_id.as_deref().or_else(|| self.longterm.get(id).and_then(|r| r.user_id.as_deref()));
+                        self.privacy.check_long_term(user)?;
+                    }
+                    LtmOp::Delete { .. } => {}
+                }
+                Applied::Ltm(self.longterm.apply(op, now)?)
+            }
+            Op::DecisionAppend { session_id, entry } => {
+                if self.live(session_id, now).is_none() {
+                    return Err(Error::not_found("session", session_id));
+                }
+                let log = self.decisions.entry(session_id.clone()).or_default();
+                Applied::Decision(log.append(entry, now)?)
+            }
+            Op::PrivacySet { policy } => {
+                self.privacy.policy = *policy;
+                Applied::Privacy(*policy)
+            }
+            Op::ConsentGrant { user_id, granted_by } => {
+                let record = self.privacy.grant(user_id, granted_by, now)?;
+                Applied::Consent { user_id: user_id.clone(), record }
+            }
+            Op::ConsentRevoke { user_id } => {
+                validate_id("user_id", user_id)?;
+                let had_consent = self.privacy.revoke(user_id);
+                let ids: Vec<String> = self.longterm.records().filter(|r| r.user_id.as_deref() == Some(user_id.as_str())).map(|r| r.id.clone()).collect();
+                let memories = ids.len();
+                if !ids.is_empty() {
+                    self.longterm.apply(&LtmOp::Delete { ids }, now)?;
+                }
+                let sessions: BTreeSet<&str> = self.sessions.values().filter(|s| s.user_id.as_deref() == Some(user_id.as_str())).map(|s| s.session_id.as_str()).collect();
+                let episodes = self.episodes.forget_where(|e| episode_of_user(e, user_id, &sessions));
+                Applied::ConsentRevoked { user_id: user_id.clone(), had_consent, memories, episodes }
+            }
             Op::EpisodeRecord { episode } => Applied::EpisodeRecorded(self.episodes.record(episode.clone(), now)?),
             Op::EpisodesConfigure { config } => Applied::EpisodesDropped { count: self.episodes.configure(*config)? },
             Op::EpisodesExpire => Applied::EpisodesDropped { count: self.episodes.expire(now) },
@@ -311,9 +383,10 @@ impl Engine {
         self.sessions.insert(session.session_id.clone(), session);
     }
 
-    /// Deletes a session with its archive and tool cache.
+    /// Deletes a session with its archive, tool cache and decision log.
     fn remove(&mut self, session_id: &str) {
         self.history.forget_session(session_id);
+        self.decisions.remove(session_id);
         self.unindex(session_id);
     }
 
@@ -397,6 +470,17 @@ impl Engine {
         self.longterm.compaction_due(work_points_max)
     }
 
+    /// A live session's decision log (`None` when the session is missing or
+    /// expired; an empty log when it has no entry yet).
+    pub fn decisions(&self, session_id: &str, now: Millis) -> Option<Option<&DecisionLog>> {
+        self.live(session_id, now).map(|_| self.decisions.get(session_id))
+    }
+
+    /// The privacy policy and consent table.
+    pub fn privacy(&self) -> &Privacy {
+        &self.privacy
+    }
+
     /// The tenant's ledger, for queries.
     pub fn ledger(&self) -> &Ledger {
         &self.ledger
@@ -418,6 +502,8 @@ impl Engine {
             episodes: &self.episodes,
             services: &self.services,
             agent_state: &self.agent_state,
+            decisions: &self.decisions,
+            privacy: &self.privacy,
         };
         // Positional, like log records: structs as arrays, no field names
         // (the ledger's transfers were 232 bytes each with names). A
@@ -438,7 +524,7 @@ impl Engine {
             SCHEMA_VERSION => crate::core::msgpack::from_slice(body).map_err(|e| Error::SnapshotCorrupt { reason: format!("body: {e}") })?,
             older => {
                 let (last_seq, sessions) = migrate::snapshot_to_current(older, body)?;
-                SnapshotV1 { last_seq, sessions, ledger: LedgerSnapshot::default(), history: HistoryState::default(), longterm: LongTermSnapshot::default(), episodes: EpisodicLog::default(), services: ServiceCache::default(), agent_state: AgentState::default() }
+                SnapshotV1 { last_seq, sessions, ledger: LedgerSnapshot::default(), history: HistoryState::default(), longterm: LongTermSnapshot::default(), episodes: EpisodicLog::default(), services: ServiceCache::default(), agent_state: AgentState::default(), decisions: BTreeMap::new(), privacy: Privacy::default() }
             }
         };
         if v1.sessions.len() > limits::SESSIONS_MAX {
@@ -459,8 +545,25 @@ impl Engine {
         engine.episodes = v1.episodes;
         engine.services = v1.services;
         engine.agent_state = v1.agent_state;
+        for (session_id, log) in &v1.decisions {
+            if !engine.sessions.contains_key(session_id) {
+                return Err(Error::SnapshotCorrupt { reason: format!("decision log of a missing session {session_id:?}") });
+            }
+            if log.len() > limits::DECISIONS_PER_SESSION_MAX {
+                return Err(Error::SnapshotCorrupt { reason: format!("decision log of {session_id:?} over its cap") });
+            }
+        }
+        engine.decisions = v1.decisions;
+        engine.privacy = v1.privacy;
         Ok(engine)
     }
+}
+
+/// Whether an episode is `user_id`'s: its payload names the user, or it is
+/// an archived turn of one of the user's sessions.
+fn episode_of_user(e: &Episode, user_id: &str, sessions: &BTreeSet<&str>) -> bool {
+    let field = |name: &str| e.payload.get(name).and_then(|v| v.as_str());
+    field("user_id") == Some(user_id) || field("session_id").is_some_and(|s| sessions.contains(s))
 }
 
 /// Encodes a log record for sequence `seq`.

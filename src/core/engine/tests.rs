@@ -253,6 +253,8 @@ fn owned_snapshot(e: &Engine) -> SnapshotV1 {
         episodes: e.episodes.clone(),
         services: e.services.clone(),
         agent_state: e.agent_state.clone(),
+        decisions: e.decisions.clone(),
+        privacy: e.privacy.clone(),
     }
 }
 

@@ -319,6 +319,29 @@ impl EpisodicLog {
         self.agents.values().filter_map(|q| q.front()).map(|e| e.at.saturating_add(ttl.saturating_mul(1000))).min()
     }
 
+    /// Removes every event `belongs` says is a user's (the right to be
+    /// forgotten); returns how many. A full scan: erasure is rare and must
+    /// miss nothing.
+    pub fn forget_where(&mut self, belongs: impl Fn(&Episode) -> bool) -> usize {
+        let mut removed = 0;
+        for q in self.agents.values_mut() {
+            let before = q.len();
+            let mut freed = 0;
+            q.retain(|e| {
+                let hit = belongs(e);
+                if hit {
+                    freed += e.validate().unwrap_or(0);
+                }
+                !hit
+            });
+            self.bytes = self.bytes.saturating_sub(freed);
+            removed += before - q.len();
+        }
+        self.len -= removed;
+        self.agents.retain(|_, q| !q.is_empty());
+        removed
+    }
+
     /// Removes every event of `agent_id`; returns how many.
     pub fn forget_agent(&mut self, agent_id: &str) -> usize {
         let Some(q) = self.agents.remove(agent_id) else { return 0 };

@@ -41,6 +41,86 @@ pub struct AgentConfig {
     pub patches: Vec<Patch>,
     /// `None` allows every tool; `Some` allows exactly the names listed.
     pub tools_allowed: Option<Vec<String>>,
+    /// Rules every new system text must keep.
+    #[serde(default)]
+    pub guardrails: Guardrails,
+}
+
+/// Rules an agent's system text (its live prompt and patches) must keep.
+/// Every prompt set, rollback and patch change is checked against them, by
+/// the engine itself, so no door (npm, HTTP, the CLI) can get around them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Guardrails {
+    /// Clauses that must appear (case-insensitive, whitespace-insensitive),
+    /// such as "Never go below floor price".
+    #[serde(default)]
+    pub required: Vec<String>,
+    /// Globs ([`glob_match`], case-insensitive) that must match nowhere in
+    /// the text; a pattern may match anywhere, not only from the start.
+    #[serde(default)]
+    pub forbidden: Vec<String>,
+    /// The most tokens (cl100k_base) the system text may take. Counted at
+    /// the API layer, which holds the encodings; see `api::agents`.
+    #[serde(default)]
+    pub tokens_max: Option<u64>,
+}
+
+/// Lowercases and collapses whitespace, so a clause re-wrapped across lines
+/// still counts as present.
+fn fold(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
+}
+
+impl Guardrails {
+    /// Checks the rules' own sizes.
+    pub fn validate(&self) -> Result<()> {
+        for (field, list, max) in [("required", &self.required, limits::GUARDRAIL_REQUIRED_MAX), ("forbidden", &self.forbidden, limits::GUARDRAIL_FORBIDDEN_MAX)] {
+            if list.len() > max {
+                return Err(Error::LimitExceeded { what: format!("guardrails.{field}"), limit: max as u64 });
+            }
+            for rule in list {
+                check_text(&format!("guardrails.{field}"), rule, limits::GUARDRAIL_RULE_BYTES_MAX)?;
+            }
+        }
+        if let Some(n) = self.tokens_max {
+            if n == 0 || n > limits::GUARDRAIL_TOKENS_MAX_CEILING {
+                return Err(Error::invalid("guardrails.tokens_max", format!("must be from 1 to {}", limits::GUARDRAIL_TOKENS_MAX_CEILING)));
+            }
+        }
+        Ok(())
+    }
+
+    /// The first rule `system_text` breaks (clauses and patterns; the token
+    /// ceiling is the caller's, see [`Guardrails::check_tokens`]).
+    pub fn check(&self, system_text: &str) -> Result<()> {
+        let folded = fold(system_text);
+        for clause in &self.required {
+            if !folded.contains(&fold(clause)) {
+                return Err(violated(format!("required clause {clause:?} is missing")));
+            }
+        }
+        for pattern in &self.forbidden {
+            // Anywhere in the text: a pattern is not anchored to its start.
+            let p = format!("*{}*", pattern.to_lowercase());
+            if glob_match(&p, &system_text.to_lowercase()) {
+                return Err(violated(format!("forbidden pattern {pattern:?} matches")));
+            }
+        }
+        Ok(())
+    }
+
+    /// The token ceiling against a count made by the caller.
+    pub fn check_tokens(&self, tokens: u64) -> Result<()> {
+        match self.tokens_max {
+            Some(max) if tokens > max => Err(violated(format!("the system text is {tokens} tokens, over the ceiling of {max}"))),
+            _ => Ok(()),
+        }
+    }
+}
+
+fn violated(rule: String) -> Error {
+    Error::Rejected { code: crate::core::error::Rejection::Rule(crate::core::error::RuleCode::GuardrailViolated), id: format!("guardrail violated: {rule}") }
 }
 
 fn check_text(field: &str, text: &str, bytes_max: usize) -> Result<()> {

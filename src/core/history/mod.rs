@@ -17,7 +17,7 @@ pub mod tool_cache;
 mod tests;
 
 pub use compact::{plan, CompactionConfig, Plan, Usage};
-pub use config::{glob_match, AgentConfig};
+pub use config::{glob_match, AgentConfig, Guardrails};
 pub use count_cache::CountCache;
 pub use prompt::{assemble, to_messages, Assembled, ChatMessage, PromptBudget, PromptParts};
 pub use tool_cache::{canonical_args, CachedResult, ToolCache};

@@ -1,0 +1,251 @@
+//! One pass over an op before it is logged: secrets out of every field a
+//! user writes, personal data out of long-term memory and episodes, user
+//! ids sealed.
+//!
+//! It runs on the op itself, in the store, between the API that built the
+//! op and the log that keeps it, so no write path (HTTP, npm, the CLI, a
+//! promotion from working memory, a future extractor) can store a secret
+//! by going around it: a new top-level op variant will not compile until
+//! it is placed here.
+
+use serde_json::{Map, Value};
+
+use super::{redact_secrets, find_secrets, Anonymizer, PseudonymKey, Report};
+use crate::core::consent::{Policy, SecretsMode};
+use crate::core::engine::{HistoryOp, Op};
+use crate::core::error::{Error, Result};
+use crate::core::ledger::LedgerOp;
+use crate::core::limits;
+use crate::core::longterm::LtmOp;
+use crate::core::agent_state::AgentStateOp;
+use crate::core::service_cache::ServiceOp;
+
+/// What one scrub replaced, by kind.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Scrubbed {
+    /// Secrets replaced by `[REDACTED:kind]`.
+    pub redactions: Report,
+    /// Personal data replaced by a placeholder or a pseudonym.
+    pub anonymized: Report,
+}
+
+/// The scrub of one op under one policy.
+pub struct Scrubber<'a> {
+    policy: &'a Policy,
+    key: Option<&'a PseudonymKey>,
+    out: Scrubbed,
+    /// Strings visited, bounded by [`limits::SCRUB_STRINGS_MAX`].
+    strings: usize,
+}
+
+impl<'a> Scrubber<'a> {
+    /// A scrubber; with `key`, personal data becomes keyed pseudonyms and
+    /// user ids are sealed.
+    pub fn new(policy: &'a Policy, key: Option<&'a PseudonymKey>) -> Scrubber<'a> {
+        Scrubber { policy, key, out: Scrubbed::default(), strings: 0 }
+    }
+
+    fn step(&mut self) -> Result<()> {
+        self.strings += 1;
+        if self.strings > limits::SCRUB_STRINGS_MAX {
+            return Err(Error::LimitExceeded { what: "strings in one write".into(), limit: limits::SCRUB_STRINGS_MAX as u64 });
+        }
+        Ok(())
+    }
+
+    /// Secrets out of one string: redacted, or the write refused.
+    pub fn secrets(&mut self, field: &str, s: &mut String) -> Result<()> {
+        self.step()?;
+        match self.policy.secrets {
+            SecretsMode::Redact => {
+                if let Some(t) = redact_secrets(s, &mut self.out.redactions) {
+                    *s = t;
+                }
+            }
+            SecretsMode::Reject => {
+                if let Some(span) = find_secrets(s).first() {
+                    return Err(Error::SecretDetected { field: field.to_owned(), kind: span.kind.name().to_owned() });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Secrets out of a message's content; a count cached for the old
+    /// content is dropped with it.
+    fn message(&mut self, m: &mut crate::core::session::Message) -> Result<()> {
+        let before = self.out.redactions.total();
+        self.secrets("messages.content", &mut m.content)?;
+        if self.out.redactions.total() != before {
+            m.tokens = Default::default();
+        }
+        Ok(())
+    }
+
+    /// Secrets and, under `anonymize`, personal data out of one string.
+    pub fn long_term(&mut self, field: &str, s: &mut String) -> Result<()> {
+        self.secrets(field, s)?;
+        if self.policy.anonymize {
+            let anonymizer = Anonymizer::new(self.key);
+            if let Some(t) = anonymizer.anonymize(s, &mut self.out.anonymized) {
+                *s = t;
+            }
+        }
+        Ok(())
+    }
+
+    /// Every string in a JSON value (object keys are names, not data, and
+    /// are left alone).
+    fn value(&mut self, field: &str, v: &mut Value, personal: bool) -> Result<()> {
+        match v {
+            Value::String(s) if personal => self.long_term(field, s),
+            Value::String(s) => self.secrets(field, s),
+            Value::Array(items) => items.iter_mut().try_for_each(|i| self.value(field, i, personal)),
+            Value::Object(map) => self.map(field, map, personal),
+            _ => Ok(()),
+        }
+    }
+
+    fn map(&mut self, field: &str, map: &mut Map<String, Value>, personal: bool) -> Result<()> {
+        for (k, v) in map.iter_mut() {
+            // A secret assigned to a named field (`{"api_key": "..."}`) is
+            // caught by the value's own shape; the detector also sees
+            // `password=...` inside the value's text.
+            let _ = k;
+            self.value(field, v, personal)?;
+        }
+        Ok(())
+    }
+
+    /// A JSON document held as text (a cached service state): scrubbed as a
+    /// value and written back only when something changed, so its numbers
+    /// keep their exact text otherwise.
+    fn json_text(&mut self, field: &str, text: &mut String) -> Result<()> {
+        let Ok(mut v) = serde_json::from_str::<Value>(text) else { return self.secrets(field, text) };
+        let before = (self.out.redactions.total(), self.out.anonymized.total());
+        self.value(field, &mut v, false)?;
+        if (self.out.redactions.total(), self.out.anonymized.total()) != before {
+            *text = serde_json::to_string(&v).map_err(|e| Error::Internal { detail: format!("rewrite {field}: {e}") })?;
+        }
+        Ok(())
+    }
+
+    /// A user id as stored: sealed when the deployment holds a privacy key,
+    /// as it is.
+    pub fn user_id(&self, u: &mut String) {
+        if let Some(k) = self.key {
+            if k.open_user_id(u).is_none() {
+                *u = k.seal_user_id(u);
+            }
+        }
+    }
+
+    fn episode_payload(&mut self, payload: &mut Map<String, Value>) -> Result<()> {
+        if let Some(Value::String(u)) = payload.get_mut("user_id") {
+            let mut sealed = std::mem::take(u);
+            self.user_id(&mut sealed);
+            *u = sealed;
+        }
+        for (k, v) in payload.iter_mut() {
+            if k == "user_id" {
+                continue;
+            }
+            self.value("payload", v, true)?;
+        }
+        Ok(())
+    }
+
+    /// Scrubs `op` in place. On error (a secret under `reject`, a walk too
+    /// long) the op must not be applied.
+    pub fn op(mut self, op: &mut Op) -> Result<Scrubbed> {
+        match op {
+            Op::SessionPut { session } | Op::SessionCreate { session } => {
+                for m in &mut session.messages {
+                    self.message(m)?;
+                }
+                if let Some(data) = &mut session.data {
+                    self.map("data", data, false)?;
+                }
+                if let Some(c) = &mut session.context {
+                    self.secrets("context", c)?;
+                }
+                for m in &mut session.memories {
+                    self.map("memories", m, false)?;
+                }
+            }
+            Op::SessionAppend { messages, .. } => {
+                for m in messages {
+                    self.message(m)?;
+                }
+            }
+            Op::SessionDataMigrate { data: Some(data), .. } => self.map("data", data, false)?,
+            Op::History(h) => match h {
+                HistoryOp::Compact { summary, .. } => self.secrets("summary", summary)?,
+                HistoryOp::ToolCachePut { result, .. } => self.value("result", result, false)?,
+                HistoryOp::PromptSet { text, note, .. } => {
+                    self.secrets("prompt", text)?;
+                    if let Some(n) = note {
+                        self.secrets("note", n)?;
+                    }
+                }
+                HistoryOp::PatchAppend { text, .. } => self.secrets("patch", text)?,
+                _ => {}
+            },
+            Op::Ledger(LedgerOp::BeginIntent { params, .. }) => self.value("params", params, false)?,
+            Op::Ledger(LedgerOp::CompleteIntent { outcome, .. }) => self.value("outcome", outcome, false)?,
+            Op::Ltm(LtmOp::Create { records, .. }) => {
+                for r in records {
+                    let rec = &mut r.record;
+                    self.long_term("text", &mut rec.text)?;
+                    for t in rec.topics.iter_mut().chain(rec.entities.iter_mut()) {
+                        self.long_term("topics", t)?;
+                    }
+                    if let Some(u) = &mut rec.user_id {
+                        self.user_id(u);
+                    }
+                    // The hash is of what is stored, so no digest of the
+                    // raw text outlives it (and dedup compares like with like).
+                    rec.refresh_hash();
+                }
+            }
+            Op::Ltm(LtmOp::Update { patch, .. }) => {
+                if let Some(t) = &mut patch.text {
+                    self.long_term("text", t)?;
+                }
+                for t in patch.topics.iter_mut().flatten().chain(patch.entities.iter_mut().flatten()) {
+                    self.long_term("topics", t)?;
+                }
+                if let Some(u) = &mut patch.user_id {
+                    self.user_id(u);
+                }
+            }
+            Op::EpisodeRecord { episode } => {
+                self.episode_payload(&mut episode.payload)?;
+                if let Some(o) = &mut episode.outcome {
+                    self.value("outcome", o, true)?;
+                }
+            }
+            Op::Service(ServiceOp::Put { state, .. }) => self.json_text("state", state)?,
+            Op::AgentState(AgentStateOp::ProfileSet { fields, .. }) => self.map("fields", fields, false)?,
+            Op::AgentState(AgentStateOp::ProfileMigrate { fields: Some(fields), .. }) => self.map("fields", fields, false)?,
+            Op::DecisionAppend { entry, .. } => {
+                self.secrets("text", &mut entry.text)?;
+                if let Some(d) = &mut entry.data {
+                    self.map("data", d, false)?;
+                }
+            }
+            Op::ConsentGrant { user_id, .. } | Op::ConsentRevoke { user_id } => self.user_id(user_id),
+            Op::SessionDataMigrate { data: None, .. }
+            | Op::SessionDelete { .. }
+            | Op::SessionsExpire
+            | Op::Ledger(_)
+            | Op::Ltm(LtmOp::Delete { .. })
+            | Op::EpisodesConfigure { .. }
+            | Op::EpisodesExpire
+            | Op::Service(_)
+            | Op::AgentState(_)
+            | Op::PrivacySet { .. } => {}
+        }
+        Ok(self.out)
+    }
+}
