@@ -464,6 +464,15 @@ export interface OpenOptions {
    * Held in memory only. Without it: typed placeholders (`[EMAIL]`).
    */
   privacyKey?: string;
+  /**
+   * An extra personal-data detector (person names from a model, say): run on
+   * each long-term text (create and edit) before it leaves for the store;
+   * each span it reports (UTF-16 offsets, not overlapping, `kind` in
+   * snake_case) becomes `[KIND]` and is counted in the answer's
+   * `anonymized`. A detector that throws or reports a bad span fails the
+   * write with `hook_failed`; nothing is stored.
+   */
+  detector?: (text: string) => Promise<Array<{ start: number; end: number; kind: string }>> | Array<{ start: number; end: number; kind: string }>;
 }
 
 /**

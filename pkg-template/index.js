@@ -81,7 +81,7 @@ export class Memory {
   /** Per-agent profiles with exact increments. */
   profiles;
 
-  constructor(core, { embedder, serviceFetcher, serviceTimeoutMs, channelName } = {}) {
+  constructor(core, { embedder, detector, serviceFetcher, serviceTimeoutMs, channelName } = {}) {
     if (!(core instanceof MemoryCore)) throw new TypeError("use Memory.open()");
     this.#core = core;
     // The one door into the API: every route, with the hooks and caller
@@ -90,7 +90,7 @@ export class Memory {
       call(() => core.call(method, path, query, body === undefined ? "" : typeof body === "string" ? body : toJson(body, "body"), summarizer, embedder, vectors));
     this.#api = async (...args) => JSON.parse(await this.#apiText(...args));
     this.#feed = new Feed(core, this.#api, channelName);
-    this.longTerm = new LongTermMemory(this.#api, embedder);
+    this.longTerm = new LongTermMemory(this.#api, embedder, detector);
     this.episodes = new Episodes(this.#api);
     this.services = new ServiceCache(this.#api, this.#apiText, core);
     this.schemas = new Schemas(this.#api);
@@ -115,11 +115,12 @@ export class Memory {
    * @param {() => number} [options.clock] milliseconds since the epoch (default Date.now).
    * @param {(agentId: string, service: string) => Promise<object>} [options.serviceFetcher] the service-state cache's upstream.
    * @param {number} [options.serviceTimeoutMs] its deadline (default 10,000).
+   * @param {(text: string) => Promise<{start: number, end: number, kind: string}[]>} [options.detector] an extra personal-data detector (person names from a model, say) run on each long-term text before it is stored; each span becomes `[KIND]`.
    * @param {string} [options.privacyKey] a secret of at least 16 bytes: personal data in long-term memory becomes keyed pseudonyms (the same value, the same token) and user ids are sealed in storage. Held in memory only; without it, typed placeholders.
    * @param {string | false} [options.broadcast] the BroadcastChannel through which memories on the same storage (other tabs) hear of each other's writes; default the IndexedDBStore's, none for other stores.
    */
   static async open(options = {}) {
-    const { store, namespace, snapshotEveryOps, chunkBytes, keyPrefix, clock, embedder, serviceFetcher, serviceTimeoutMs, broadcast, privacyKey } = options;
+    const { store, namespace, snapshotEveryOps, chunkBytes, keyPrefix, clock, embedder, detector, serviceFetcher, serviceTimeoutMs, broadcast, privacyKey } = options;
     if (privacyKey !== undefined && typeof privacyKey !== "string") throw invalid("privacyKey", "must be a string secret");
     const opts = toJson(
       { namespace, snapshot_every_ops: snapshotEveryOps, chunk_bytes: chunkBytes, key_prefix: keyPrefix, privacy_key: privacyKey },
@@ -128,7 +129,7 @@ export class Memory {
     const core = await call(() => MemoryCore.open(store, opts, clock));
     // Tabs on one IndexedDB database hear of each other's writes, unless `broadcast: false`.
     const channelName = broadcast === false ? undefined : typeof broadcast === "string" ? broadcast : store?.feedChannel?.(keyPrefix ?? "");
-    return new Memory(core, { embedder, serviceFetcher, serviceTimeoutMs, channelName });
+    return new Memory(core, { embedder, detector, serviceFetcher, serviceTimeoutMs, channelName });
   }
 
   /**

@@ -23,14 +23,64 @@ function checkEmbedder(fn) {
   return fn;
 }
 
+function checkDetector(fn) {
+  if (fn !== undefined && typeof fn !== "function") throw invalid("detector", "must be a function (text) => Promise<{start, end, kind}[]>");
+  return fn;
+}
+
+/**
+ * Runs the caller's detector over `text` and replaces each span it reports
+ * with `[KIND]`, before the text leaves for the store. Spans are UTF-16
+ * offsets into `text`; overlapping or out-of-range spans are refused, so a
+ * broken detector cannot corrupt a memory.
+ */
+async function detectWith(detector, text, counts) {
+  let spans;
+  try {
+    spans = await detector(text);
+  } catch (err) {
+    throw new EdgememError("hook_failed", `detector hook failed: ${err && err.message ? err.message : err}; nothing was changed`);
+  }
+  if (!Array.isArray(spans)) throw new EdgememError("hook_failed", "detector hook failed: it must resolve to an array of {start, end, kind}; nothing was changed");
+  const sorted = [...spans].sort((a, b) => a.start - b.start);
+  let out = "";
+  let at = 0;
+  for (const s of sorted) {
+    const ok = s && Number.isInteger(s.start) && Number.isInteger(s.end) && s.start >= at && s.end > s.start && s.end <= text.length && typeof s.kind === "string" && /^[a-z][a-z0-9_]{0,31}$/.test(s.kind);
+    if (!ok) throw new EdgememError("hook_failed", `detector hook failed: bad span ${JSON.stringify(s)} (in range, not overlapping, kind in snake_case); nothing was changed`);
+    out += text.slice(at, s.start) + `[${s.kind.toUpperCase()}]`;
+    at = s.end;
+    counts[s.kind] = (counts[s.kind] ?? 0) + 1;
+  }
+  return out + text.slice(at);
+}
+
 /** A tenant's long-term memory (`memory.longTerm`). */
 export class LongTermMemory {
   #api;
   #embedder;
+  #detector;
 
-  constructor(api, embedder) {
+  constructor(api, embedder, detector) {
     this.#api = api;
     this.#embedder = checkEmbedder(embedder);
+    this.#detector = checkDetector(detector);
+  }
+
+  /** Applies the detector hook (if any) to each text; counts go into the answer's `anonymized`. */
+  async #detect(texts) {
+    const counts = {};
+    if (!this.#detector) return { texts, counts };
+    const out = [];
+    for (const t of texts) out.push(typeof t === "string" ? await detectWith(this.#detector, t, counts) : t);
+    return { texts: out, counts };
+  }
+
+  static #merge(answer, counts) {
+    if (Object.keys(counts).length === 0) return answer;
+    const anonymized = { ...(answer.anonymized ?? {}) };
+    for (const [k, n] of Object.entries(counts)) anonymized[k] = (anonymized[k] ?? 0) + n;
+    return { ...answer, anonymized };
   }
 
   /**
@@ -43,8 +93,10 @@ export class LongTermMemory {
   async create(memories, { vectors, deduplicate = true, embedder } = {}) {
     if (!Array.isArray(memories)) throw invalid("memories", "must be an array");
     const flat = flatVectors(vectors, memories.length);
-    const body = toJson({ memories, deduplicate }, "memories");
-    return this.#api("POST", "/v1/long-term-memory/", "", body, undefined, checkEmbedder(embedder) ?? this.#embedder, flat);
+    const { texts, counts } = await this.#detect(memories.map((m) => m?.text));
+    const detected = this.#detector ? memories.map((m, i) => (m && typeof m === "object" ? { ...m, text: texts[i] } : m)) : memories;
+    const body = toJson({ memories: detected, deduplicate }, "memories");
+    return LongTermMemory.#merge(await this.#api("POST", "/v1/long-term-memory/", "", body, undefined, checkEmbedder(embedder) ?? this.#embedder, flat), counts);
   }
 
   /**
@@ -74,7 +126,9 @@ export class LongTermMemory {
 
   /** Edits `{text?, topics?, entities?, memory_type?, user_id?, session_id?, event_date?, pinned?}`; a new text is re-embedded. */
   async edit(id, patch, { embedder } = {}) {
-    return this.#api("PATCH", `/v1/long-term-memory/${encodeURIComponent(checkId(id, "id"))}`, "", patch, undefined, checkEmbedder(embedder) ?? this.#embedder);
+    const { texts, counts } = await this.#detect([patch?.text]);
+    const body = this.#detector && typeof patch?.text === "string" ? { ...patch, text: texts[0] } : patch;
+    return LongTermMemory.#merge(await this.#api("PATCH", `/v1/long-term-memory/${encodeURIComponent(checkId(id, "id"))}`, "", body, undefined, checkEmbedder(embedder) ?? this.#embedder), counts);
   }
 
   /** Deletes records; resolves to how many existed. */

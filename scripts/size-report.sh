@@ -9,11 +9,17 @@
 # profiles and user schemas, numbers kept as their text) took them to 878 KB /
 # 1,061 KB: a decision, recorded here and in the issue's closing note. Most of
 # the growth is serde's derived code for the new ops and bodies (twiggy: the
-# op enums' visitors are among the largest functions).
+# op enums' visitors are among the largest functions). Issue 12 (tenancy)
+# took the Worker to 1,121 KB. Issue 13 (the decision log, privacy policy and
+# consent, the secret and personal-data scanners with the scrub of every op,
+# guardrails, `scrubText`) took them to 969 KB / 1,213 KB: a decision,
+# recorded here and in the issue's closing note. The scanners themselves are
+# small (find_pii is 14 KB raw); most of the growth is again the routes'
+# async state machine (`api::route` is 139 KB raw) and the ops' serde code.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-NPM_WASM_GZIP_BYTES_MAX=905000
-WORKER_GZIP_BYTES_MAX=1140000
+NPM_WASM_GZIP_BYTES_MAX=1000000
+WORKER_GZIP_BYTES_MAX=1250000
 
 gz() { gzip -9c "$@" | wc -c; }
 npm_raw=$(wc -c < pkg/edgemem_bg.wasm)

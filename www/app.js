@@ -107,6 +107,8 @@ function renderSession(session) {
 // Actions
 
 function remember(id) {
+  // The decision log follows the selection.
+  if (id !== state.selectedId) showDecisions(id);
   state.selectedId = id;
   if (id === null) localStorage.removeItem(state.backend.selectionKey);
   else localStorage.setItem(state.backend.selectionKey, id);
@@ -126,7 +128,6 @@ async function select(id) {
   if (gen !== state.generation) return null;
   remember(session ? id : null);
   renderSession(session);
-  await showDecisions(session ? id : null);
   return session;
 }
 
@@ -296,7 +297,6 @@ function wireEvents() {
       await state.backend.remove(id);
       remember(null);
       renderSession(null);
-      showDecisions(null);
       await afterWrite();
       showStatus(`Deleted session "${id}".`, "ok");
     });

@@ -1,46 +1,47 @@
 // The Decision log panel: the selected session's decision entries, newest
 // first, followed live (the Live panel's feed reports `decision.appended`,
 // and the panel reads the entries after the last one it shows).
-import { $, state, showError } from "./page.js";
+import { $, state, showError, eventRow } from "./page.js";
 
 const SHOWN_MAX = 200;
 
 let sessionId = null;
 let lastSeq = 0;
 let loading = null;
+/** An event arrived while a read was in flight: read again after it. */
+let again = false;
 
 function render(e) {
-  const li = document.createElement("li");
-  li.dataset.kind = e.kind;
+  const li = eventRow(e.seq, e.kind, e.text);
   li.dataset.seq = String(e.seq);
-  const seq = document.createElement("span");
-  seq.className = "seq";
-  seq.textContent = `#${e.seq}`;
-  const kind = document.createElement("span");
-  kind.className = "kind";
-  kind.textContent = e.kind;
-  const text = document.createElement("span");
-  text.className = "key";
-  text.textContent = e.text;
-  li.append(seq, kind, text);
   const list = $("decision-entries");
   list.prepend(li);
   while (list.children.length > SHOWN_MAX) list.lastElementChild.remove();
 }
 
-/** Reads the entries after the last one shown (one read at a time). */
+/**
+ * Reads the entries after the last one shown: one read at a time, and one
+ * more after it when an event came in meanwhile (its entry may be newer
+ * than what the read in flight saw).
+ */
 async function catchUp() {
   if (sessionId === null) return;
-  if (loading) return loading;
+  if (loading) {
+    again = true;
+    return loading;
+  }
   const id = sessionId;
   loading = (async () => {
     try {
-      const page = await state.backend.decisions.list(id, lastSeq);
-      if (id !== sessionId) return;
-      for (const e of page.entries) {
-        render(e);
-        lastSeq = e.seq;
-      }
+      do {
+        again = false;
+        const page = await state.backend.decisions.list(id, lastSeq);
+        if (id !== sessionId) return;
+        for (const e of page.entries) {
+          render(e);
+          lastSeq = e.seq;
+        }
+      } while (again);
     } catch (err) {
       if (err.code !== "not_found") showError(err);
     } finally {
@@ -52,6 +53,8 @@ async function catchUp() {
 
 /** Shows `id`'s log (or none). */
 export function showDecisions(id) {
+  // A read still in flight for the session shown before renders nothing:
+  // it checks the session when it lands.
   sessionId = id;
   lastSeq = 0;
   $("decision-entries").replaceChildren();

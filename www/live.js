@@ -3,7 +3,7 @@
 // arrive through BroadcastChannel); on the Worker it follows
 // GET /v1/events over a WebSocket, acking each event and resuming with
 // `since` after a disconnect.
-import { $, state } from "./page.js";
+import { $, state, eventRow } from "./page.js";
 
 const SHOWN_MAX = 50;
 const RECONNECT_MS = 1_000;
@@ -13,19 +13,8 @@ let onChange = () => {};
 
 function render(e) {
   const list = $("live-events");
-  const li = document.createElement("li");
-  li.dataset.kind = e.kind;
+  const li = eventRow(e.seq, e.kind, e.key ? e.key : e.count !== undefined ? `${e.count} ids` : "");
   li.dataset.key = e.key ?? "";
-  const seq = document.createElement("span");
-  seq.className = "seq";
-  seq.textContent = `#${e.seq}`;
-  const kind = document.createElement("span");
-  kind.className = "kind";
-  kind.textContent = e.kind;
-  const key = document.createElement("span");
-  key.className = "key";
-  key.textContent = e.key ? e.key : e.count !== undefined ? `${e.count} ids` : "";
-  li.append(seq, kind, key);
   list.prepend(li);
   while (list.children.length > SHOWN_MAX) list.lastElementChild.remove();
   $("live-count").textContent = String(Number($("live-count").textContent || 0) + 1);

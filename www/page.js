@@ -207,3 +207,17 @@ export async function renderStats() {
     `seq ${s.last_seq}, ${s.log_records_since_snapshot} log records since snapshot ` +
     `gen ${s.snapshot_gen} (${s.snapshot_bytes} bytes)`;
 }
+
+/** One row of an event list (the Live panel, the decision log): `#seq kind text`. */
+export function eventRow(seq, kind, text) {
+  const li = document.createElement("li");
+  li.dataset.kind = kind;
+  const parts = [["seq", `#${seq}`], ["kind", kind], ["key", text]].map(([cls, t]) => {
+    const span = document.createElement("span");
+    span.className = cls;
+    span.textContent = t;
+    return span;
+  });
+  li.append(...parts);
+  return li;
+}

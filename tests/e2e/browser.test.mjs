@@ -178,6 +178,47 @@ test("Live changes: a write in one window appears in the other without a reload,
   }
 });
 
+test("Decision log panel: log an entry, a secret is redacted, the other window sees it live, in the page and on the Worker", { timeout: TEST_TIMEOUT_MS }, async () => {
+  const one = await openPage();
+  const two = await openPage();
+  const decide = async (page, kind, text) => {
+    await page.selectOption("#decision-kind", kind);
+    await page.fill("#decision-text", text);
+    await page.click("#decision-add");
+    await page.locator("#decision-status", { hasText: "logged #" }).waitFor();
+  };
+  const entry = (page, text) => page.locator("#decision-entries li", { hasText: text });
+  const run = async (id) => {
+    await createSession(one.page, id);
+    await two.page.locator("#session-list", { hasText: id }).waitFor();
+    await sessionItem(two.page, id).click();
+    await two.page.locator("#decisions-session", { hasText: id }).waitFor();
+    await decide(one.page, "offer", "offered 42.00 USDC, above the floor");
+    await entry(one.page, "offered 42.00 USDC").waitFor();
+    await entry(two.page, "offered 42.00 USDC").waitFor();
+    await decide(one.page, "action", `paid with key sk-proj-${"Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6"}`);
+    await one.page.locator("#decision-status", { hasText: "redacted 1 openai_key" }).waitFor();
+    await entry(two.page, "[REDACTED:openai_key]").waitFor();
+    assert.equal(await entry(two.page, "sk-proj-").count(), 0);
+  };
+  try {
+    await load(one.page);
+    await load(two.page);
+    await run(`decide-${Date.now()}`);
+    if (!WORKER_TOKEN) {
+      const namespace = `decide-${Date.now()}`;
+      await switchToWorker(one.page, namespace);
+      await switchToWorker(two.page, namespace);
+      await two.page.locator("#live-status", { hasText: "following the Worker" }).waitFor();
+      await run(`decide-worker-${Date.now()}`);
+    }
+    assert.deepEqual([...one.problems, ...two.problems], []);
+  } finally {
+    await one.page.close();
+    await two.page.close();
+  }
+});
+
 test("Worker API backend: create, append, survive a reload", { timeout: TEST_TIMEOUT_MS }, async () => {
   const { page, problems } = await openPage();
   // The Worker's storage outlives test runs, so use a fresh id each time.

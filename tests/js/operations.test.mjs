@@ -108,3 +108,23 @@ test("memory.request runs any route in process", async () => {
   await assert.rejects(memory.request("GET", "/v1/nope"), { code: "not_found" });
   await assert.rejects(memory.request("GET", "nope"), { code: "invalid_input" });
 });
+
+test("a detector hook adds detectors (person names) before anything is stored", async () => {
+  const store = new MemoryStore();
+  const names = ["Dana Whitfield", "Ravi Menon"];
+  const detector = async (text) => names.flatMap((n) => (text.includes(n) ? [{ start: text.indexOf(n), end: text.indexOf(n) + n.length, kind: "person" }] : []));
+  const memory = await Memory.open({ store, detector });
+  const r = await memory.longTerm.create([{ text: "Dana Whitfield prefers aisle seats; write to dana@example.com" }]);
+  assert.deepEqual(r.anonymized, { email: 1, person: 1 });
+  const rec = await memory.longTerm.get(r.created[0]);
+  assert.equal(rec.text, "[PERSON] prefers aisle seats; write to [EMAIL]");
+  const edited = await memory.longTerm.edit(r.created[0], { text: "Ravi Menon took over the account" });
+  assert.equal(edited.text, "[PERSON] took over the account");
+  assert.ok(!(await storage(store)).includes("Whitfield"));
+  const broken = await Memory.open({ detector: async () => [{ start: 5, end: 2, kind: "person" }] });
+  await assert.rejects(broken.longTerm.create([{ text: "hello there" }]), { code: "hook_failed" });
+  const throwing = await Memory.open({ detector: async () => { throw new Error("model down"); } });
+  await assert.rejects(throwing.longTerm.create([{ text: "hello there" }]), (e) => e.code === "hook_failed" && /model down/.test(e.message));
+  assert.equal((await throwing.longTerm.search({ text: "hello", mode: "keyword" })).memories.length, 0, "nothing was stored");
+  await assert.rejects(Memory.open({ detector: "names" }), { code: "invalid_input" });
+});

@@ -178,6 +178,9 @@ test("consent: refused without it, and revoking erases the user's text from the 
     assert.equal((await call("POST", "/v1/long-term-memory", { memories: [{ text: `${sentinel} fact ${i}`, user_id: "u-77" }] }, { namespace: ns })).status, 200);
   }
   await call("POST", "/v1/long-term-memory", { memories: [{ text: "someone else's fact", user_id: "u-78" }] }, { namespace: ns }).then((r) => assert.equal(r.status, 403));
+  await call("PUT", "/v1/consent/u-79", { long_term: true }, { namespace: ns });
+  const kept = await call("POST", "/v1/long-term-memory", { memories: [{ text: "u-79 keeps this", user_id: "u-79" }] }, { namespace: ns });
+  assert.equal(kept.status, 200, kept.text);
   await call("POST", "/v1/episodes", { agent_id: "a1", kind: "note", payload: { user_id: "u-77", said: `${sentinel} episode` } }, { namespace: ns });
   assert.equal((await call("POST", "/v1/snapshots/publish", {}, { namespace: ns })).status, 200);
   assert.ok(stored(sentinel).length > 0, "the text is on disk before revoking");
@@ -188,6 +191,9 @@ test("consent: refused without it, and revoking erases the user's text from the 
   await new Promise((r) => setTimeout(r, 500));
   assert.deepEqual(stored(sentinel), [], "no file under the persisted state (DO SQLite, WAL, KV) holds the text");
   assert.equal((await call("GET", "/v1/consent/u-77", undefined, { namespace: ns })).status, 404);
+  const other = await call("GET", `/v1/long-term-memory/${kept.json.created[0]}`, undefined, { namespace: ns });
+  assert.equal(other.json.text, "u-79 keeps this", "the rewrite kept every other user's memory");
+  assert.equal((await call("GET", "/v1/consent/u-79", undefined, { namespace: ns })).status, 200);
   const bad = await call("PUT", "/v1/consent/u-77", { long_term: "yes" }, { namespace: ns });
   assert.equal(bad.status, 422);
 });
@@ -204,4 +210,10 @@ test("guardrails refuse a prompt that breaks a rule, naming it", async () => {
   const config = await call("GET", `${agent}/config`);
   assert.equal(config.json.active_version, 1);
   assert.deepEqual(config.json.guardrails.required, ["Never go below floor price"]);
+});
+
+test("after the runtime shuts down (its SQLite files checkpointed and closed), no file holds the erased text", async () => {
+  await dev.stop();
+  assert.deepEqual(stored("Zebra-Quince-5519"), []);
+  assert.deepEqual(stored("dana-4417"), []);
 });
