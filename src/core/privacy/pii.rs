@@ -102,13 +102,17 @@ fn pii_at(b: &[u8], i: usize) -> Option<(usize, PiiKind, String)> {
     if !(c.is_ascii_alphanumeric() || matches!(c, b'+' | b'(' | b':')) || attached_before(b, i) {
         return None;
     }
-    if c.is_ascii_uppercase() {
+    // An IBAN opens with a country (two capitals) and two check digits.
+    let iban_shape = b.len() >= i + 4 && b[i + 1].is_ascii_uppercase() && b[i + 2].is_ascii_digit() && b[i + 3].is_ascii_digit();
+    if c.is_ascii_uppercase() && iban_shape {
         if let Some((end, chars)) = iban(b, i) {
             return Some((end, PiiKind::Iban, String::from_utf8(chars).expect("ASCII")));
         }
     }
     // Inside a longer hex-and-colon run is no start (`a:db8::1` holds `db8::1`).
-    if (c.is_ascii_hexdigit() || c == b':') && (i == 0 || b[i - 1] != b':') {
+    // An IPv6 address has a colon within its first five bytes.
+    let colon_near = b[i..].iter().take(5).take_while(|&&h| h.is_ascii_hexdigit() || h == b':').any(|&h| h == b':');
+    if (c.is_ascii_hexdigit() || c == b':') && colon_near && (i == 0 || b[i - 1] != b':') {
         if let Some((end, addr)) = ipv6(b, i) {
             return Some((end, PiiKind::Ip, addr.to_string()));
         }

@@ -188,6 +188,10 @@ fn looks_random(body: &[u8]) -> bool {
 
 /// A provider token starting at `i`, where a token run begins.
 fn token(b: &[u8], i: usize) -> Option<Span> {
+    // Every prefix below starts with one of these: most words stop here.
+    if !matches!(b[i], b'p' | b's' | b'r' | b'A' | b'g' | b'x' | b'e') {
+        return None;
+    }
     let span = |end, kind| Some(Span { start: i, end, kind });
     let rest = &b[i..];
     // A body of `len` characters from `from` that ends the token run.
@@ -338,6 +342,10 @@ const KEYWORDS: &[&[u8]] = &[
 /// starts at `i`. The value must be a literal: not a call, an index, an
 /// identifier or dotted path, a template or an empty or masked string.
 fn assignment(b: &[u8], i: usize) -> Option<Span> {
+    // Every keyword starts with one of these: most words stop here.
+    if !matches!(b[i].to_ascii_lowercase(), b's' | b'c' | b'a' | b'p' | b't') {
+        return None;
+    }
     // `account:password:UID` lists fields; it assigns nothing.
     if i > 0 && b[i - 1] == b':' {
         return None;

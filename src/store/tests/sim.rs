@@ -52,6 +52,8 @@ use std::task::{Context, Poll, Waker};
 use serde_json::{json, Value};
 
 use super::*;
+use crate::core::consent::Policy;
+use crate::core::decisions::{DecisionEntry, DecisionKind};
 use crate::core::engine::{decode_log_entry, HistoryOp};
 use crate::core::ledger::intents::{intent_key, Begun};
 use crate::core::ledger::types::{AccountFlags, TransferState};
@@ -817,6 +819,18 @@ fn script(rng: &mut Rng, plan: &mut Plan) -> Script {
             let records = records.into_iter().filter(|r| seen.insert(r.record.id.clone())).collect();
             Op::Ltm(LtmOp::Create { records, deduplicate })
         }
+        94..=95 => {
+            let kind = DecisionKind::ALL[rng.below(DecisionKind::ALL.len())];
+            let entry = DecisionEntry { seq: 0, ts: 0, kind, text: format!("step at {now}"), data: None, refs: None };
+            Op::DecisionAppend { session_id: session(rng), entry }
+        }
+        // Consent and erasure: a revoke snapshots inside its own apply, so
+        // faults land in the middle of it too.
+        96 => match rng.below(3) {
+            0 => Op::PrivacySet { policy: Policy { require_consent: rng.chance(0.5), ..Policy::default() } },
+            1 => Op::ConsentGrant { user_id: "u1".into(), granted_by: "local".into() },
+            _ => Op::ConsentRevoke { user_id: "u1".into() },
+        },
         _ => return Script::Snapshot,
     };
     Script::Apply(Box::new(op), retries)
