@@ -193,6 +193,10 @@ pub async fn front(req: &mut Request, env: &Env) -> R<Response> {
     if let Principal::Key { id, .. } = &principal {
         headers.set(super::KEY_ID_HEADER, id).map_err(w)?;
     }
+    // Built here, never copied from the client: dev mode as honoured (loopback only).
+    if settings.dev {
+        headers.set(super::DEV_HEADER, "1").map_err(w)?;
+    }
     // The change feed follows live over a WebSocket or an event stream.
     for name in ["upgrade", "accept", "last-event-id"] {
         if let Some(v) = req.headers().get(name).map_err(w)? {

@@ -37,6 +37,10 @@ const NAMESPACE_HEADER: &str = "x-edgemem-namespace";
 const DEFAULT_NAMESPACE: &str = "default";
 /// Carries the id of the key a request was made with, for the object's log.
 const KEY_ID_HEADER: &str = "x-edgemem-key-id";
+/// Tells the object that the front honoured local dev mode for this request.
+const DEV_HEADER: &str = "x-edgemem-dev";
+/// The privacy key of local dev mode when none is set (see `privacy_key`).
+const DEV_PRIVACY_KEY: &str = "edgemem local dev mode: a public, worthless privacy key";
 
 type WResult<T> = worker::Result<T>;
 
@@ -187,7 +191,8 @@ impl MemoryObject {
         let store = self.store().await?;
         let method = req.method();
         let namespace = req.headers().get(NAMESPACE_HEADER).map_err(w)?;
-        self.privacy_key(&store, namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE))?;
+        let dev = req.headers().get(DEV_HEADER).map_err(w)?.as_deref() == Some("1");
+        self.privacy_key(&store, namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE), dev)?;
         let actor = req.headers().get(KEY_ID_HEADER).map_err(w)?.unwrap_or_else(|| "operator".to_owned());
         let body = req.bytes().await.map_err(w)?;
         if method == Method::Post && url.path() == "/v1/snapshots/publish" {
@@ -226,14 +231,21 @@ impl MemoryObject {
 
     /// Derives this tenant's privacy key from `EDGEMEM_PRIVACY_KEY` once (the
     /// object serves one namespace). Without the secret, personal data gets
-    /// typed placeholders and user ids are kept as given.
-    fn privacy_key(&self, store: &Store<DoBackend>, namespace: &str) -> Result<(), Error> {
+    /// typed placeholders and user ids are kept as given, except in local
+    /// dev mode, which uses a public dev key.
+    fn privacy_key(&self, store: &Store<DoBackend>, namespace: &str, dev: bool) -> Result<(), Error> {
         if store.with_privacy_key(|k| k.is_some()) {
             return Ok(());
         }
-        if let Some(secret) = env_string(&self.env, "EDGEMEM_PRIVACY_KEY") {
-            store.set_privacy_key(Some(crate::core::privacy::PseudonymKey::derive(secret.as_bytes(), namespace)?));
-        }
+        let secret = match env_string(&self.env, "EDGEMEM_PRIVACY_KEY") {
+            Some(secret) => secret,
+            // Local development without a key (a harness that sets only
+            // EDGEMEM_DEV_MODE) still shows pseudonyms and sealed ids, under
+            // a key that is public and so protects nothing: never deployed.
+            None if dev => DEV_PRIVACY_KEY.to_owned(),
+            None => return Ok(()),
+        };
+        store.set_privacy_key(Some(crate::core::privacy::PseudonymKey::derive(secret.as_bytes(), namespace)?));
         Ok(())
     }
 
