@@ -57,8 +57,8 @@ pub async fn route<B: Backend>(store: &Store<B>, req: &Request<'_>, session_id: 
             }
             let b: AppendBody = parse_json(req.body)?;
             let kind = DecisionKind::parse("kind", &b.kind)?;
+            // Validated by the log itself when the op applies.
             let entry = DecisionEntry { seq: 0, ts: 0, kind, text: b.text, data: b.data, refs: b.refs };
-            entry.validate()?;
             let (applied, scrubbed) = store.apply_reporting(Op::DecisionAppend { session_id: session_id.to_owned(), entry }, now).await?;
             match applied {
                 Applied::Decision(e) => {

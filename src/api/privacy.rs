@@ -4,7 +4,7 @@
 //! sealed on the way in and opened on the way out.
 
 use serde::Deserialize;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use super::{parse_json, Request};
 use crate::core::consent::{Policy, SecretsMode};
@@ -157,16 +157,5 @@ pub async fn consent_route<B: Backend>(store: &Store<B>, req: &Request<'_>, user
         }
         "DELETE" => revoke(store, user_id, now).await,
         other => Err(Error::MethodNotAllowed { method: other.to_owned() }),
-    }
-}
-
-/// The scrub report of a write as a JSON object (for routes that answer
-/// with something other than an object).
-pub fn report_json(s: &Scrubbed) -> Map<String, Value> {
-    let mut v = json!({});
-    report_into(&mut v, s);
-    match v {
-        Value::Object(o) => o,
-        _ => Map::new(),
     }
 }

@@ -97,19 +97,21 @@ pub struct DecisionEntry {
 
 impl DecisionEntry {
     /// Checks an entry as it enters: text, data and refs within their
-    /// limits. `seq` and `ts` are the log's to assign.
-    pub fn validate(&self) -> Result<()> {
+    /// limits. `seq` and `ts` are the log's to assign. Answers the bytes
+    /// the entry weighs, for the per-session byte cap.
+    pub fn validate(&self) -> Result<usize> {
         if self.text.trim().is_empty() {
             return Err(Error::invalid("text", "must not be empty"));
         }
         if self.text.len() > limits::DECISION_TEXT_BYTES_MAX {
             return Err(Error::too_large("text", self.text.len(), limits::DECISION_TEXT_BYTES_MAX));
         }
-        if let Some(data) = &self.data {
-            let bytes = serde_json::to_vec(data).map_err(|e| Error::invalid("data", e.to_string()))?.len();
-            if bytes > limits::DECISION_DATA_BYTES_MAX {
-                return Err(Error::too_large("data", bytes, limits::DECISION_DATA_BYTES_MAX));
-            }
+        let data_bytes = match &self.data {
+            None => 0,
+            Some(data) => serde_json::to_vec(data).map_err(|e| Error::invalid("data", e.to_string()))?.len(),
+        };
+        if data_bytes > limits::DECISION_DATA_BYTES_MAX {
+            return Err(Error::too_large("data", data_bytes, limits::DECISION_DATA_BYTES_MAX));
         }
         if let Some(refs) = &self.refs {
             for (field, id) in [("refs.tool_call_id", &refs.tool_call_id), ("refs.transfer_id", &refs.transfer_id)] {
@@ -124,18 +126,15 @@ impl DecisionEntry {
                 crate::core::session::validate_id("refs.memory_ids", id)?;
             }
         }
-        Ok(())
-    }
-
-    /// Bytes the entry holds, for the per-session byte cap.
-    fn weight(&self) -> usize {
-        let data = self.data.as_ref().map_or(0, |d| serde_json::to_vec(d).map_or(0, |v| v.len()));
         let refs = self.refs.as_ref().map_or(0, |r| {
             r.tool_call_id.as_ref().map_or(0, String::len) + r.transfer_id.as_ref().map_or(0, String::len) + r.memory_ids.iter().map(String::len).sum::<usize>()
         });
-        self.text.len() + data + refs + 32
+        Ok(self.text.len() + data_bytes + refs + ENTRY_OVERHEAD_BYTES)
     }
 }
+
+/// What an entry weighs beyond its text, data and refs (seq, time, kind).
+const ENTRY_OVERHEAD_BYTES: usize = 32;
 
 /// One session's log.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -153,11 +152,10 @@ impl DecisionLog {
     /// [`limits::DECISION_LOG_BYTES_MAX`] bytes: the log is an audit trail,
     /// so nothing is silently dropped to make room.
     pub fn append(&mut self, entry: &DecisionEntry, now: Millis) -> Result<DecisionEntry> {
-        entry.validate()?;
+        let weight = entry.validate()?;
         if self.entries.len() >= limits::DECISIONS_PER_SESSION_MAX {
             return Err(Error::LimitExceeded { what: "decision log entries of a session".into(), limit: limits::DECISIONS_PER_SESSION_MAX as u64 });
         }
-        let weight = entry.weight();
         if self.bytes + weight > limits::DECISION_LOG_BYTES_MAX {
             return Err(Error::too_large("decision log of a session", self.bytes + weight, limits::DECISION_LOG_BYTES_MAX));
         }
