@@ -276,6 +276,7 @@ export const LIMITS: {
   readonly SEALED_USER_ID_BYTES_MAX: 368;
   readonly SECRET_ASSIGNMENT_VALUE_CHARS_MIN: 8;
   readonly SECRET_ASSIGNMENT_VALUE_BYTES_MAX: 512;
+  readonly SECRET_FIELD_VALUE_CHARS_MIN: 4;
   readonly SECRET_TOKEN_BODY_CHARS_MIN: 16;
   readonly OPENAI_KEY_BODY_CHARS_MIN: 20;
   readonly ANTHROPIC_KEY_BODY_CHARS_MIN: 32;
@@ -1152,11 +1153,11 @@ export interface DecisionEntry extends Omit<DecisionInput, "kind"> {
   redactions?: ScrubCounts;
 }
 
-export interface DecisionPageOptions {
-  kinds?: DecisionKind[];
+/** `kind` (one name or a list, the route's spelling) or `kinds`, not both. */
+export type DecisionPageOptions = {
   since?: number;
   limit?: number;
-}
+} & ({ kinds?: DecisionKind[]; kind?: never } | { kind?: DecisionKind | DecisionKind[]; kinds?: never });
 
 export class Decisions {
   private constructor();

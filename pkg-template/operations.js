@@ -32,8 +32,13 @@ function decisionsPath(sessionId) {
   return `/v1/working-memory/${encodeURIComponent(checkId(sessionId, "sessionId"))}/decisions`;
 }
 
-function pageQuery({ kinds, since, limit } = {}) {
+function pageQuery({ kinds, kind, since, limit } = {}) {
   const q = new URLSearchParams();
+  // `kind` (one name or a list) is the route's own spelling; `kinds` a list.
+  if (kind !== undefined) {
+    if (kinds !== undefined) throw invalid("kind", "give kind or kinds, not both");
+    kinds = typeof kind === "string" ? [kind] : kind;
+  }
   if (kinds !== undefined) {
     if (!Array.isArray(kinds) || kinds.some((k) => typeof k !== "string")) throw invalid("kinds", "must be an array of kind names");
     if (kinds.length) q.set("kinds", kinds.join(","));
@@ -138,12 +143,8 @@ export class Consent {
 
   /** The consent record, or `null` when the user has not consented. */
   async get(userId) {
-    try {
-      return await this.#api("GET", consentPath(userId));
-    } catch (err) {
-      if (err.code === "not_found") return null;
-      throw err;
-    }
+    const record = await this.#api("GET", consentPath(userId));
+    return record.long_term === true ? record : null;
   }
 
   /**

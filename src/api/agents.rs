@@ -54,11 +54,13 @@ async fn check_ceiling<B: Backend>(store: &Store<B>, services: &dyn Services, ag
 }
 
 async fn apply_agent<B: Backend>(store: &Store<B>, op: HistoryOp, now: Millis) -> Result<Value> {
-    match store.apply(Op::History(op), now).await? {
+    let (applied, scrubbed) = store.apply_reporting(Op::History(op), now).await?;
+    match applied {
         Applied::History(HistoryApplied::Agent { agent_id, config, version, removed }) => {
             let mut v = config_json(&agent_id, &config);
             v["version"] = json!(version);
             v["removed"] = json!(removed);
+            super::privacy::report_into(&mut v, &scrubbed);
             Ok(v)
         }
         other => Err(Error::Internal { detail: format!("agent op returned {other:?}") }),
@@ -192,9 +194,13 @@ struct CachePutBody {
 pub async fn tool_cache_put<B: Backend>(store: &Store<B>, session_id: &str, tool: String, args: &Value, result: Value, ttl_seconds: Option<u64>, now: Millis) -> Result<Value> {
     validate_id("session_id", session_id)?;
     let args = canonical_args(args)?;
-    match store.apply(Op::History(HistoryOp::ToolCachePut { session_id: session_id.to_owned(), tool, args, result, ttl_seconds }), now).await? {
-        Applied::History(HistoryApplied::ToolCached(e)) => Ok(cached_json(&e)),
-        other => Err(Error::Internal { detail: format!("cache put returned {other:?}") }),
+    match store.apply_reporting(Op::History(HistoryOp::ToolCachePut { session_id: session_id.to_owned(), tool, args, result, ttl_seconds }), now).await? {
+        (Applied::History(HistoryApplied::ToolCached(e)), scrubbed) => {
+            let mut v = cached_json(&e);
+            super::privacy::report_into(&mut v, &scrubbed);
+            Ok(v)
+        }
+        (other, _) => Err(Error::Internal { detail: format!("cache put returned {other:?}") }),
     }
 }
 

@@ -19,7 +19,10 @@ use crate::store::{Backend, Store};
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct AppendBody {
-    kind: String,
+    // Any JSON, so a missing or non-string kind is the same 400
+    // `unknown_kind` as a misspelt one, not a shape error.
+    #[serde(default)]
+    kind: Value,
     text: String,
     #[serde(default)]
     data: Option<Map<String, Value>>,
@@ -56,7 +59,11 @@ pub async fn route<B: Backend>(store: &Store<B>, req: &Request<'_>, session_id: 
                 return Err(Error::too_large("decision entry", req.body.len(), cap));
             }
             let b: AppendBody = parse_json(req.body)?;
-            let kind = DecisionKind::parse("kind", &b.kind)?;
+            let kind = match &b.kind {
+                Value::String(k) => DecisionKind::parse("kind", k)?,
+                Value::Null => DecisionKind::parse("kind", "")?,
+                other => DecisionKind::parse("kind", &other.to_string())?,
+            };
             // Validated by the log itself when the op applies.
             let entry = DecisionEntry { seq: 0, ts: 0, kind, text: b.text, data: b.data, refs: b.refs };
             let (applied, scrubbed) = store.apply_reporting(Op::DecisionAppend { session_id: session_id.to_owned(), entry }, now).await?;
@@ -75,11 +82,17 @@ pub async fn route<B: Backend>(store: &Store<B>, req: &Request<'_>, session_id: 
                 None => 0,
                 Some(s) => s.parse::<u64>().map_err(|_| Error::InvalidQuery { param: "since".into(), reason: format!("must be a non-negative integer, got {s:?}") })?,
             };
-            let limit = req.param_usize("limit", limits::DECISION_PAGE_LIMIT_DEFAULT, 1, limits::DECISION_PAGE_LIMIT_MAX)?;
             let jsonl = match req.param("format") {
                 None | Some("json") => false,
-                Some("jsonl") => true,
+                Some("jsonl" | "ndjson") => true,
                 Some(other) => return Err(Error::InvalidQuery { param: "format".into(), reason: format!("json or jsonl, got {other:?}") }),
+            };
+            // An export is the whole log unless a limit is asked for (the
+            // log's own bounds cap it); a JSON page is a page.
+            let limit = if jsonl {
+                req.param_usize("limit", limits::DECISIONS_PER_SESSION_MAX, 1, limits::DECISIONS_PER_SESSION_MAX)?
+            } else {
+                req.param_usize("limit", limits::DECISION_PAGE_LIMIT_DEFAULT, 1, limits::DECISION_PAGE_LIMIT_MAX)?
             };
             let page = store
                 .read(|e| {

@@ -60,9 +60,13 @@ pub async fn route<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut Ct
             };
             let id = b.id.unwrap_or_else(|| ulid(now, (ctx.random)()));
             let episode = Episode { id: id.clone(), agent_id: b.agent_id, kind: b.kind, at, payload: b.payload, outcome: b.outcome, seq: 0 };
-            match store.apply(Op::EpisodeRecord { episode }, now).await? {
-                Applied::EpisodeRecorded(r) => Ok(json!({ "id": id, "seq": r.seq, "evicted": r.evicted })),
-                other => Err(Error::Internal { detail: format!("record returned {other:?}") }),
+            match store.apply_reporting(Op::EpisodeRecord { episode }, now).await? {
+                (Applied::EpisodeRecorded(r), scrubbed) => {
+                    let mut v = json!({ "id": id, "seq": r.seq, "evicted": r.evicted });
+                    super::privacy::report_into(&mut v, &scrubbed);
+                    Ok(v)
+                }
+                (other, _) => Err(Error::Internal { detail: format!("record returned {other:?}") }),
             }
         }
         ([] | [""], "GET") => {

@@ -205,12 +205,16 @@ pub async fn route<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut Ct
         (["accounts", id, "history"], "GET") => history(store, req, id).await,
         (["transfers"], "POST") => {
             let b: TransfersBody = parse_json(req.body)?;
-            match apply(store, LedgerOp::CreateTransfers { transfers: b.transfers }, ctx).await? {
-                LedgerApplied::Transfers(results) => {
+            // Metadata is scrubbed of secrets; the answer counts what went.
+            match store.apply_reporting(Op::Ledger(LedgerOp::CreateTransfers { transfers: b.transfers }), ctx.now).await? {
+                (Applied::Ledger(LedgerApplied::Transfers(results)), scrubbed) => {
                     let results: Vec<Value> = results.iter().map(|(id, r)| json!({ "id": id, "result": r.as_str() })).collect();
-                    ok(json!({ "results": results }))
+                    let mut v = json!({ "results": results });
+                    super::privacy::report_into(&mut v, &scrubbed);
+                    ok(v)
                 }
-                other => Err(unexpected(other)),
+                (Applied::Ledger(other), _) => Err(unexpected(other)),
+                (other, _) => Err(Error::Internal { detail: format!("ledger op returned {other:?}") }),
             }
         }
         (["transfers", id], "GET") => {

@@ -129,7 +129,8 @@ fn consent_gates_long_term_writes_and_revoking_erases_from_storage() {
     let refused = ltm(&mut api, "u2", "Sentinel-Kumquat-7731 likes tea");
     assert_eq!((refused.status, refused.body["code"].as_str()), (403, Some("consent_required")), "{}", refused.body);
     assert!(!storage_text(&api).contains("Sentinel-Kumquat-7731"), "a refused write stores nothing");
-    assert_eq!(api.call("GET", "/v1/consent/u2", "").status, 404);
+    let none = api.call("GET", "/v1/consent/u2", "");
+    assert_eq!((none.status, &none.body["long_term"]), (200, &json!(false)), "no consent reads as long_term: false");
     let granted = api.call("PUT", "/v1/consent/u2", r#"{"long_term": true}"#);
     assert_eq!(granted.status, 200, "{}", granted.body);
     assert_eq!(granted.body["granted_by"], "local");
@@ -201,4 +202,94 @@ fn guardrails_refuse_prompts_that_break_a_rule_and_name_it() {
     assert_eq!(config.body["patches"].as_array().unwrap().len(), 0);
     let bad_rules = api.call("PUT", &format!("{agent}/guardrails"), r#"{"tokens_max": 0}"#);
     assert_eq!(bad_rules.status, 422);
+}
+
+#[test]
+fn secrets_under_a_secrets_name_and_in_ledger_metadata_are_redacted() {
+    let mut api = Api::new();
+    let body = json!({"messages": [], "data": {"password": "hunter22", "apiKey": "abc123xyz", "token": "USDC", "note": "a plain note", "nested": {"client_secret": "s3cr3t-value"}}});
+    let r = api.call("PUT", "/v1/working-memory/s1", &body.to_string());
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["redactions"]["password"], 3, "{}", r.body);
+    let data = &api.call("GET", "/v1/working-memory/s1", "").body["data"];
+    assert_eq!(data["password"], "[REDACTED:password]");
+    assert_eq!(data["apiKey"], "[REDACTED:password]");
+    assert_eq!(data["nested"]["client_secret"], "[REDACTED:password]");
+    assert_eq!(data["token"], "USDC", "an asset's symbol under `token` is not a secret");
+    assert_eq!(data["note"], "a plain note");
+    assert!(!storage_text(&api).contains("hunter22"));
+
+    super::tests::ledger_setup(&mut api);
+    let key = "sk_live_4eC39HqLyjWDarjtT1zdp7dc";
+    let batch = json!({"transfers": [{"id": "t1", "debit_account": "bank", "credit_account": "agent", "amount": "1", "metadata": {"memo": format!("paid with {key}"), "password": "hunter22"}}]}).to_string();
+    let t = api.call("POST", "/v1/ledger/transfers", &batch);
+    assert_eq!(t.body["results"][0]["result"], "created", "{}", t.body);
+    assert_eq!(t.body["redactions"], json!({"password": 1, "stripe_key": 1}), "the answer counts what was redacted");
+    let again = api.call("POST", "/v1/ledger/transfers", &batch);
+    assert_eq!(again.body["results"][0]["result"], "exists", "the same request scrubs the same way, so a retry is idempotent");
+    let got = api.call("GET", "/v1/ledger/transfers/t1", "");
+    assert_eq!(got.body["metadata"]["memo"], "paid with [REDACTED:stripe_key]", "{}", got.body);
+    assert_eq!(got.body["metadata"]["password"], "[REDACTED:password]");
+    assert!(!storage_text(&api).contains(key), "the key never reaches storage");
+
+    api.call("PUT", "/v1/privacy/policy", r#"{"secrets": "reject"}"#);
+    let refused = api.call("PUT", "/v1/working-memory/s2", r#"{"messages": [], "data": {"pwd": "opensesame"}}"#);
+    assert_eq!((refused.status, refused.body["code"].as_str()), (422, Some("secret_detected")), "{}", refused.body);
+    assert_eq!(api.call("GET", "/v1/working-memory/s2", "").status, 404, "a refused write stores nothing");
+}
+
+#[test]
+fn memories_held_in_working_memory_need_consent_and_are_anonymized() {
+    let mut api = Api::new();
+    let body = json!({"user_id": "u1", "messages": [], "memories": [{"id": "m1", "text": "Write to ana@example.com or +44 20 7946 0958", "memory_type": "semantic"}]});
+    let r = api.call("PUT", "/v1/working-memory/s1", &body.to_string());
+    assert_eq!(r.status, 200, "{}", r.body);
+    let text = api.call("GET", "/v1/working-memory/s1", "").body["memories"][0]["text"].as_str().unwrap().to_owned();
+    assert!(!text.contains("ana@example.com") && !text.contains("7946"), "{text}");
+    assert_eq!(r.body["anonymized"]["email"], 1, "{}", r.body);
+    api.call("PUT", "/v1/privacy/policy", r#"{"require_consent": true}"#);
+    let refused = api.call("PUT", "/v1/working-memory/s2", &json!({"user_id": "u2", "messages": [], "memories": [{"id": "m2", "text": "Sentinel-Quince-5521"}]}).to_string());
+    assert_eq!((refused.status, refused.body["code"].as_str()), (403, Some("consent_required")), "{}", refused.body);
+    let own = api.call("PUT", "/v1/working-memory/s3", &json!({"messages": [], "memories": [{"id": "m3", "text": "Sentinel-Quince-5521", "user_id": "u3"}]}).to_string());
+    assert_eq!(own.status, 403, "a memory's own user id needs consent too");
+    assert!(!storage_text(&api).contains("Sentinel-Quince-5521"), "nothing refused is stored");
+    assert_eq!(api.call("PUT", "/v1/working-memory/s4", r#"{"user_id": "u4", "messages": []}"#).status, 200, "a session without memories needs no consent");
+    let ep = api.call("POST", "/v1/episodes", &json!({"agent_id": "a1", "kind": "note", "payload": {"user_id": "u4", "said": "hi"}}).to_string());
+    assert_eq!((ep.status, ep.body["code"].as_str()), (403, Some("consent_required")), "an episode about a user needs consent: {}", ep.body);
+}
+
+#[test]
+fn revoking_with_a_privacy_key_erases_episodes_of_the_users_sessions() {
+    let mut api = Api::new();
+    api.store.set_privacy_key(Some(PseudonymKey::derive(b"a test secret of enough bytes", "default").unwrap()));
+    session(&mut api, "s1", r#"{"user_id": "carol-1", "messages": []}"#);
+    let ep = api.call("POST", "/v1/episodes", &json!({"agent_id": "a1", "kind": "note", "payload": {"session_id": "s1", "said": "Sentinel-Medlar-9034"}}).to_string());
+    assert_eq!(ep.status, 200, "{}", ep.body);
+    let revoked = api.call("DELETE", "/v1/consent/carol-1", "");
+    assert_eq!(revoked.body["erased"]["episodes"], 1, "{}", revoked.body);
+    assert!(!storage_text(&api).contains("Sentinel-Medlar-9034"));
+    api.reopen();
+    assert_eq!(api.call("GET", "/v1/consent/carol-1", "").body["long_term"], false);
+}
+
+#[test]
+fn the_decision_log_answers_every_bad_kind_with_400_and_exports_whole() {
+    let mut api = Api::new();
+    session(&mut api, "s1", r#"{"messages":[]}"#);
+    for body in [json!({"text": "no kind"}), json!({"kind": 5, "text": "x"}), json!({"kind": null, "text": "x"}), json!({"kind": ["action"], "text": "x"})] {
+        let r = decide(&mut api, "s1", body.clone());
+        assert_eq!((r.status, r.body["code"].as_str()), (400, Some("unknown_kind")), "{body}: {}", r.body);
+    }
+    let n = limits::DECISION_PAGE_LIMIT_DEFAULT + 50;
+    for i in 0..n {
+        assert_eq!(decide(&mut api, "s1", json!({"kind": "observation", "text": format!("o{i}")})).status, 200);
+    }
+    for format in ["jsonl", "ndjson"] {
+        let mut all = api.call("GET", &format!("/v1/working-memory/s1/decisions?format={format}"), "");
+        assert_eq!(String::from_utf8(all.raw.take().unwrap()).unwrap().lines().count(), n, "an export is the whole log");
+    }
+    let mut some = api.call("GET", "/v1/working-memory/s1/decisions?format=jsonl&limit=7&kind=observation", "");
+    assert_eq!(String::from_utf8(some.raw.take().unwrap()).unwrap().lines().count(), 7);
+    let page = api.call("GET", "/v1/working-memory/s1/decisions", "");
+    assert_eq!(page.body["entries"].as_array().unwrap().len(), limits::DECISION_PAGE_LIMIT_DEFAULT, "a JSON page stays a page");
 }

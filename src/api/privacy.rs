@@ -112,14 +112,15 @@ pub async fn policy_route<B: Backend>(store: &Store<B>, req: &Request<'_>, now: 
     }
 }
 
+/// Other fields (a client's note, AMS-style extras) are ignored: the
+/// consent is the one flag.
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
 struct ConsentBody {
     long_term: bool,
 }
 
 async fn revoke<B: Backend>(store: &Store<B>, user_id: &str, now: Millis) -> Result<Value> {
-    match store.apply(Op::ConsentRevoke { user_id: user_id.to_owned() }, now).await? {
+    match store.apply(Op::ConsentRevoke { user_id: user_id.to_owned(), session_user_id: None }, now).await? {
         Applied::ConsentRevoked { had_consent, memories, episodes, .. } => Ok(json!({
             "user_id": user_id,
             "long_term": false,
@@ -132,7 +133,7 @@ async fn revoke<B: Backend>(store: &Store<B>, user_id: &str, now: Millis) -> Res
 }
 
 /// `/v1/consent/{user_id}`: PUT `{"long_term": true}` grants (false
-/// revokes), GET reads, DELETE revokes and erases the user's long-term
+/// revokes), GET reads (`long_term: false` when there is no consent), DELETE revokes and erases the user's long-term
 /// memories and episodes, answering the counts.
 pub async fn consent_route<B: Backend>(store: &Store<B>, req: &Request<'_>, user_id: &str, actor: &str, now: Millis) -> Result<Value> {
     validate_id("user_id", user_id)?;
@@ -152,8 +153,12 @@ pub async fn consent_route<B: Backend>(store: &Store<B>, req: &Request<'_>, user
         "GET" => {
             let stored = stored_user_id(store, user_id);
             let record = store.read(|e| e.privacy().consent(&stored).cloned()).await?;
-            let record = record.ok_or_else(|| Error::not_found("consent", user_id))?;
-            Ok(json!({ "user_id": user_id, "long_term": true, "granted_at": format_rfc3339(record.granted_at), "granted_by": record.granted_by }))
+            // No consent is an answer, not a missing resource: a status
+            // read before a grant or after a revoke is 200 `long_term: false`.
+            Ok(match record {
+                Some(record) => json!({ "user_id": user_id, "long_term": true, "granted_at": format_rfc3339(record.granted_at), "granted_by": record.granted_by }),
+                None => json!({ "user_id": user_id, "long_term": false }),
+            })
         }
         "DELETE" => revoke(store, user_id, now).await,
         other => Err(Error::MethodNotAllowed { method: other.to_owned() }),

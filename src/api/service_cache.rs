@@ -171,9 +171,13 @@ pub async fn portfolio_snapshot<B: Backend>(store: &Store<B>, host: &dyn Service
 pub async fn put_state<B: Backend>(store: &Store<B>, agent_id: &str, service: &str, state: &Value, now: Millis) -> Result<Value> {
     validate_id("agent_id", agent_id)?;
     let text = state.to_string();
-    match store.apply(Op::Service(ServiceOp::Put { agent_id: agent_id.into(), service: service.into(), state: text, written: true }), now).await? {
-        Applied::Service(ServiceApplied::Stored(c)) => answer(agent_id, service, &c, now, Source::Cache, false),
-        other => Err(Error::Internal { detail: format!("put returned {other:?}") }),
+    match store.apply_reporting(Op::Service(ServiceOp::Put { agent_id: agent_id.into(), service: service.into(), state: text, written: true }), now).await? {
+        (Applied::Service(ServiceApplied::Stored(c)), scrubbed) => {
+            let mut v = answer(agent_id, service, &c, now, Source::Cache, false)?;
+            super::privacy::report_into(&mut v, &scrubbed);
+            Ok(v)
+        }
+        (other, _) => Err(Error::Internal { detail: format!("put returned {other:?}") }),
     }
 }
 

@@ -257,7 +257,7 @@ fn percent_encoded_ids_and_queries() {
 }
 
 
-fn ledger_setup(api: &mut Api) {
+pub(super) fn ledger_setup(api: &mut Api) {
     assert_eq!(api.call("POST", "/v1/ledger/assets", r#"{"code":"USDC","scale":6}"#).status, 200);
     for body in [
         r#"{"id":"bank","asset":"USDC"}"#,

@@ -156,7 +156,7 @@ pub fn event_of(seq: u64, entry: &LogEntry) -> FeedEvent {
         Op::DecisionAppend { session_id, .. } => e("decision.appended", session_id),
         Op::PrivacySet { .. } => e("privacy.policy_set", ""),
         Op::ConsentGrant { user_id, .. } => e("consent.granted", user_id),
-        Op::ConsentRevoke { user_id } => e("consent.revoked", user_id),
+        Op::ConsentRevoke { user_id, .. } => e("consent.revoked", user_id),
         Op::Service(s) => match s {
             ServiceOp::Register { service, .. } => e("service_cache.registered", service),
             ServiceOp::Put { agent_id, service, written: false, .. } => e("service_cache.refreshed", agent_id).many([service.as_str()].into_iter()),

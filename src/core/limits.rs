@@ -501,6 +501,9 @@ limits! {
     /// Longest value of a `password=`-style assignment that is looked at; the
     /// scan of one candidate stops there, which keeps the whole pass linear.
     pub const SECRET_ASSIGNMENT_VALUE_BYTES_MAX: usize = 512;
+    /// Shortest string value of a field whose name says it is a secret
+    /// (`"password"`, `"apiKey"`) that is redacted.
+    pub const SECRET_FIELD_VALUE_CHARS_MIN: usize = 4;
     /// Shortest random part of a prefixed API key (Stripe, pf_live, Slack).
     pub const SECRET_TOKEN_BODY_CHARS_MIN: usize = 16;
     /// Shortest random part of an OpenAI `sk-` key (real ones have 48 or more).

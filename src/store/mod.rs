@@ -310,9 +310,8 @@ impl<B: Backend> Store<B> {
     /// write. Scrubbing is idempotent, so the apply's own pass finds nothing.
     pub async fn scrub(&self, op: &mut Op) -> Result<Scrubbed> {
         let inner = self.inner.lock().await;
-        let policy = inner.engine.privacy().policy;
-        drop(inner);
-        self.with_privacy_key(|key| Scrubber::new(&policy, key).op(op))
+        let privacy = inner.engine.privacy();
+        self.with_privacy_key(|key| Scrubber::new(&privacy.policy, key).with_consent(privacy).op(op))
     }
 
     /// [`Store::apply`], answering also what the privacy scrub replaced.
@@ -321,9 +320,8 @@ impl<B: Backend> Store<B> {
         inner.heal().await?;
         // Before the log record is encoded: nothing a scrub removes is ever
         // written, not even to the log.
-        let policy = inner.engine.privacy().policy;
-        let scrubbed = self.with_privacy_key(|key| Scrubber::new(&policy, key).op(&mut op))?;
-        let erasure = matches!(op, Op::ConsentRevoke { .. });
+        let privacy = inner.engine.privacy();
+        let scrubbed = self.with_privacy_key(|key| Scrubber::new(&privacy.policy, key).with_consent(privacy).op(&mut op))?;
         let seq = inner.engine.last_seq() + 1;
         // Encode first: an op too large to log is refused before it changes anything.
         let entry = LogEntry { now_ms: now, op };
@@ -342,6 +340,9 @@ impl<B: Backend> Store<B> {
             listen(&event);
         }
         inner.events.push(event);
+        // Only an erasure that removed something has text to retire: a
+        // repeated revoke must not cost a rewrite of the whole storage.
+        let erasure = matches!(applied, Applied::ConsentRevoked { memories, episodes, .. } if memories + episodes > 0);
         if erasure {
             // The right to be forgotten: the erased text is still in the log
             // records before this one. A snapshot retires them; if it fails,

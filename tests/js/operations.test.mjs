@@ -38,6 +38,10 @@ test("decisions: append, list with filters, export as JSONL, follow live", async
   assert.deepEqual(followed, [1, 2, 3]);
   const offers = await memory.decisions.list("deal", { kinds: ["offer"] });
   assert.deepEqual(offers.entries.map((e) => e.refs.transfer_id), ["t-1"]);
+  // `kind`, the route's own spelling, filters too (it was silently ignored).
+  assert.deepEqual((await memory.decisions.list("deal", { kind: "offer" })).entries.map((e) => e.seq), [2]);
+  assert.deepEqual((await memory.decisions.list("deal", { kind: ["offer", "action"] })).entries.map((e) => e.seq), [2, 3]);
+  await assert.rejects(memory.decisions.list("deal", { kind: "offer", kinds: ["action"] }), { code: "invalid_input" });
   assert.equal((await memory.decisions.list("deal", { since: 2 })).entries.length, 1);
   const jsonl = await memory.decisions.export("deal");
   assert.deepEqual(jsonl.trim().split("\n").map((l) => JSON.parse(l).kind), ["observation", "offer", "action"]);

@@ -144,6 +144,44 @@ test("secrets are redacted on every write path, or refused under reject", async 
   await call("PUT", "/v1/privacy/policy", { secrets: "redact" });
 });
 
+test("structured secrets, ledger metadata, working-memory memories and bad kinds through the Worker", async () => {
+  const ns = "ops-more";
+  const o = { namespace: ns };
+  const put = await call("PUT", "/v1/working-memory/cfg-1", { messages: [], data: { password: "Sentinel-Pass-4410", token: "USDC" } }, o);
+  assert.equal(put.status, 200, put.text);
+  assert.equal(put.json.redactions.password, 1, put.text);
+  const cfg = await call("GET", "/v1/working-memory/cfg-1", undefined, o);
+  assert.deepEqual(cfg.json.data, { password: "[REDACTED:password]", token: "USDC" });
+  assert.equal((await call("POST", "/v1/ledger/assets", { code: "USDC", scale: 6 }, o)).status, 200);
+  for (const id of ["bank", "agent"]) assert.equal((await call("POST", "/v1/ledger/accounts", { id, asset: "USDC" }, o)).status, 200);
+  const key = "sk_live_" + "Sentinel0Ledger0Key0ab12";
+  const t = await call("POST", "/v1/ledger/transfers", { transfers: [{ id: "t-1", debit_account: "bank", credit_account: "agent", amount: "5.25", metadata: { memo: `paid with ${key}` } }] }, o);
+  assert.equal(t.json.results[0].result, "created", t.text);
+  assert.deepEqual(t.json.redactions, { stripe_key: 1 });
+  const got = await call("GET", "/v1/ledger/transfers/t-1", undefined, o);
+  assert.equal(got.json.metadata.memo, "paid with [REDACTED:stripe_key]");
+  assert.equal(stored(key).length, 0, "the key is on no disk");
+  assert.equal(stored("Sentinel-Pass-4410").length, 0);
+  // A memory held in working memory is bound for long-term memory: anonymized, and consent-gated.
+  const wm = await call("PUT", "/v1/working-memory/wm-1", { user_id: "eve-1", messages: [], memories: [{ id: "m-1", text: "Eve is at eve@example.net" }] }, o);
+  assert.equal(wm.status, 200, wm.text);
+  assert.deepEqual(wm.json.anonymized, { email: 1 });
+  assert.equal((await call("PUT", "/v1/privacy/policy", { require_consent: true }, o)).status, 200);
+  const refused = await call("PUT", "/v1/working-memory/wm-2", { user_id: "eve-2", messages: [], memories: [{ id: "m-2", text: "x" }] }, o);
+  assert.deepEqual([refused.status, refused.json.code], [403, "consent_required"]);
+  const none = await call("GET", "/v1/consent/eve-2", undefined, o);
+  assert.deepEqual([none.status, none.json.long_term], [200, false]);
+  await call("PUT", "/v1/privacy/policy", { require_consent: false }, o);
+  await call("PUT", "/v1/working-memory/deal-3", { messages: [] }, o);
+  for (const body of [{ text: "no kind" }, { kind: 7, text: "x" }]) {
+    const r = await call("POST", "/v1/working-memory/deal-3/decisions", body, o);
+    assert.deepEqual([r.status, r.json.code], [400, "unknown_kind"], r.text);
+  }
+  for (let i = 0; i < 120; i++) await call("POST", "/v1/working-memory/deal-3/decisions", { kind: "observation", text: `o${i}` }, o);
+  const jsonl = await call("GET", "/v1/working-memory/deal-3/decisions?format=jsonl", undefined, o);
+  assert.equal(jsonl.text.trim().split("\n").length, 120, "an export is the whole log, not a page");
+});
+
 test("long-term memory is anonymized before it is stored; user ids are sealed but filter and read back as written", async () => {
   const r = await call("POST", "/v1/long-term-memory", {
     memories: [{ text: "Reach Dana at dana.k@example.com or +44 20 7946 0958; order ORD-2024-118734 ships 2024-03-15.", user_id: "dana-4417" }],
@@ -190,7 +228,8 @@ test("consent: refused without it, and revoking erases the user's text from the 
   // workerd writes SQLite pages lazily; give it a moment to checkpoint.
   await new Promise((r) => setTimeout(r, 500));
   assert.deepEqual(stored(sentinel), [], "no file under the persisted state (DO SQLite, WAL, KV) holds the text");
-  assert.equal((await call("GET", "/v1/consent/u-77", undefined, { namespace: ns })).status, 404);
+  const after = await call("GET", "/v1/consent/u-77", undefined, { namespace: ns });
+  assert.deepEqual([after.status, after.json.long_term], [200, false], "after a revoke the status reads long_term: false");
   const other = await call("GET", `/v1/long-term-memory/${kept.json.created[0]}`, undefined, { namespace: ns });
   assert.equal(other.json.text, "u-79 keeps this", "the rewrite kept every other user's memory");
   assert.equal((await call("GET", "/v1/consent/u-79", undefined, { namespace: ns })).status, 200);

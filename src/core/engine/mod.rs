@@ -84,7 +84,13 @@ pub enum Op {
     /// Withdraw a user's consent and erase their long-term memories and
     /// episodes. The store compacts its log after it, so the erased text
     /// leaves storage too.
-    ConsentRevoke { user_id: String },
+    ConsentRevoke {
+        user_id: String,
+        /// The user id as sessions hold it, when it differs from `user_id`
+        /// (a sealed id): sessions keep the id as given.
+        #[serde(default)]
+        session_user_id: Option<String>,
+    },
 }
 
 /// What an applied op did.
@@ -326,7 +332,7 @@ impl Engine {
                 let record = self.privacy.grant(user_id, granted_by, now)?;
                 Applied::Consent { user_id: user_id.clone(), record }
             }
-            Op::ConsentRevoke { user_id } => {
+            Op::ConsentRevoke { user_id, session_user_id } => {
                 validate_id("user_id", user_id)?;
                 let had_consent = self.privacy.revoke(user_id);
                 let ids: Vec<String> = self.longterm.records().filter(|r| r.user_id.as_deref() == Some(user_id.as_str())).map(|r| r.id.clone()).collect();
@@ -334,7 +340,8 @@ impl Engine {
                 if !ids.is_empty() {
                     self.longterm.apply(&LtmOp::Delete { ids }, now)?;
                 }
-                let sessions: BTreeSet<&str> = self.sessions.values().filter(|s| s.user_id.as_deref() == Some(user_id.as_str())).map(|s| s.session_id.as_str()).collect();
+                let session_user = session_user_id.as_deref().unwrap_or(user_id);
+                let sessions: BTreeSet<&str> = self.sessions.values().filter(|s| s.user_id.as_deref() == Some(session_user)).map(|s| s.session_id.as_str()).collect();
                 let episodes = self.episodes.forget_where(|e| episode_of_user(e, user_id, &sessions));
                 Applied::ConsentRevoked { user_id: user_id.clone(), had_consent, memories, episodes }
             }

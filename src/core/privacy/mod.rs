@@ -48,7 +48,7 @@ mod tests;
 pub use pii::{find_pii, Anonymizer, Detector, PiiKind, PiiSpan};
 pub use pseudonym::PseudonymKey;
 pub use scrub::{Scrubbed, Scrubber};
-pub use secrets::{find_secrets, redact_secrets, SecretKind, Span};
+pub use secrets::{find_secrets, is_secret_field, redact_secrets, SecretKind, Span};
 
 // Every bound of the privacy filters lives in `core/limits.rs`, with the rest.
 pub use crate::core::limits::{
@@ -75,6 +75,7 @@ pub use crate::core::limits::{
     SEALED_USER_ID_PREFIX_BYTES,
     SECRET_ASSIGNMENT_VALUE_BYTES_MAX,
     SECRET_ASSIGNMENT_VALUE_CHARS_MIN,
+    SECRET_FIELD_VALUE_CHARS_MIN,
     SECRET_TOKEN_BODY_CHARS_MIN,
 };
 

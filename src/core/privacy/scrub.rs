@@ -10,8 +10,8 @@
 
 use serde_json::{Map, Value};
 
-use super::{redact_secrets, find_secrets, Anonymizer, PseudonymKey, Report};
-use crate::core::consent::{Policy, SecretsMode};
+use super::{find_secrets, is_secret_field, redact_secrets, Anonymizer, PseudonymKey, Report, SecretKind};
+use crate::core::consent::{Policy, Privacy, SecretsMode};
 use crate::core::engine::{HistoryOp, Op};
 use crate::core::error::{Error, Result};
 use crate::core::ledger::LedgerOp;
@@ -33,6 +33,9 @@ pub struct Scrubbed {
 pub struct Scrubber<'a> {
     policy: &'a Policy,
     key: Option<&'a PseudonymKey>,
+    /// The consent table, for writes that reach long-term memory without
+    /// being a long-term op (memories held in working memory, episodes).
+    consent: Option<&'a Privacy>,
     out: Scrubbed,
     /// Strings visited, bounded by [`limits::SCRUB_STRINGS_MAX`].
     strings: usize,
@@ -42,7 +45,22 @@ impl<'a> Scrubber<'a> {
     /// A scrubber; with `key`, personal data becomes keyed pseudonyms and
     /// user ids are sealed.
     pub fn new(policy: &'a Policy, key: Option<&'a PseudonymKey>) -> Scrubber<'a> {
-        Scrubber { policy, key, out: Scrubbed::default(), strings: 0 }
+        Scrubber { policy, key, consent: None, out: Scrubbed::default(), strings: 0 }
+    }
+
+    /// Checks consent, under the policy's `require_consent`, for memories
+    /// held in working memory and for episodes that name a user.
+    pub fn with_consent(mut self, privacy: &'a Privacy) -> Scrubber<'a> {
+        self.consent = Some(privacy);
+        self
+    }
+
+    /// Refuses a long-term write for `user_id` (as given) without consent.
+    fn check_consent(&self, user_id: Option<&str>) -> Result<()> {
+        let (Some(privacy), Some(u)) = (self.consent, user_id) else { return Ok(()) };
+        let mut stored = u.to_owned();
+        self.user_id(&mut stored);
+        privacy.check_long_term(Some(&stored))
     }
 
     fn step(&mut self) -> Result<()> {
@@ -108,7 +126,47 @@ impl<'a> Scrubber<'a> {
 
     fn map(&mut self, field: &str, map: &mut Map<String, Value>, personal: bool) -> Result<()> {
         // Keys are names, not data: only values are scrubbed.
-        map.values_mut().try_for_each(|v| self.value(field, v, personal))
+        map.iter_mut().try_for_each(|(k, v)| self.entry(field, k, v, personal))
+    }
+
+    /// One field of an object: a string under a secret's name
+    /// (`"password"`, `"api_key"`) is a secret whatever it looks like.
+    fn entry(&mut self, field: &str, name: &str, v: &mut Value, personal: bool) -> Result<()> {
+        match v {
+            Value::String(s) if is_secret_field(name, s) => {
+                self.step()?;
+                let kind = SecretKind::Password.name();
+                match self.policy.secrets {
+                    SecretsMode::Redact => {
+                        *s = format!("[REDACTED:{kind}]");
+                        self.out.redactions.add(kind, 1);
+                        Ok(())
+                    }
+                    SecretsMode::Reject => Err(Error::SecretDetected { field: field.to_owned(), kind: kind.to_owned() }),
+                }
+            }
+            _ => self.value(field, v, personal),
+        }
+    }
+
+    /// A memory held in working memory (AMS's `memories`): bound for
+    /// long-term memory, so it needs its user's consent and its text,
+    /// topics and entities are anonymized like a long-term record's. The
+    /// user id stays as given, as the session's does.
+    fn working_memory_record(&mut self, m: &mut Map<String, Value>, session_user: Option<&str>) -> Result<()> {
+        let user = match m.get("user_id") {
+            Some(Value::String(u)) => Some(u.as_str()),
+            _ => session_user,
+        };
+        self.check_consent(user)?;
+        for (k, v) in m.iter_mut() {
+            match k.as_str() {
+                "user_id" => {}
+                "text" | "topics" | "entities" => self.value("memories", v, true)?,
+                _ => self.entry("memories", k, v, false)?,
+            }
+        }
+        Ok(())
     }
 
     /// A JSON document held as text (a cached service state): scrubbed as a
@@ -135,16 +193,21 @@ impl<'a> Scrubber<'a> {
     }
 
     fn episode_payload(&mut self, payload: &mut Map<String, Value>) -> Result<()> {
+        // An episode about a user is long-term data about them (revoking
+        // consent erases it), so it needs the same consent.
         if let Some(Value::String(u)) = payload.get_mut("user_id") {
             let mut sealed = std::mem::take(u);
             self.user_id(&mut sealed);
             *u = sealed;
+            if let (Some(privacy), Some(Value::String(u))) = (self.consent, payload.get("user_id")) {
+                privacy.check_long_term(Some(u))?;
+            }
         }
         for (k, v) in payload.iter_mut() {
             if k == "user_id" {
                 continue;
             }
-            self.value("payload", v, true)?;
+            self.entry("payload", k, v, true)?;
         }
         Ok(())
     }
@@ -164,7 +227,7 @@ impl<'a> Scrubber<'a> {
                     self.secrets("context", c)?;
                 }
                 for m in &mut session.memories {
-                    self.map("memories", m, false)?;
+                    self.working_memory_record(m, session.user_id.as_deref())?;
                 }
             }
             Op::SessionAppend { messages, .. } => {
@@ -187,6 +250,13 @@ impl<'a> Scrubber<'a> {
             },
             Op::Ledger(LedgerOp::BeginIntent { params, .. }) => self.value("params", params, false)?,
             Op::Ledger(LedgerOp::CompleteIntent { outcome, .. }) => self.value("outcome", outcome, false)?,
+            Op::Ledger(LedgerOp::CreateTransfers { transfers }) => {
+                for t in transfers.iter_mut() {
+                    if let Some(m) = &mut t.metadata {
+                        self.map("metadata", m, false)?;
+                    }
+                }
+            }
             Op::Ltm(LtmOp::Create { records, .. }) => {
                 for r in records {
                     let rec = &mut r.record;
@@ -228,7 +298,17 @@ impl<'a> Scrubber<'a> {
                     self.map("data", d, false)?;
                 }
             }
-            Op::ConsentGrant { user_id, .. } | Op::ConsentRevoke { user_id } => self.user_id(user_id),
+            Op::ConsentGrant { user_id, .. } => self.user_id(user_id),
+            Op::ConsentRevoke { user_id, session_user_id } => {
+                // Sessions hold the user id as given: the erasure finds the
+                // user's session-linked episodes by it. Kept only when it
+                // differs, and the erasure's snapshot retires this record.
+                let given = user_id.clone();
+                self.user_id(user_id);
+                if given != *user_id {
+                    *session_user_id = Some(given);
+                }
+            }
             Op::SessionDataMigrate { data: None, .. }
             | Op::SessionDelete { .. }
             | Op::SessionsExpire

@@ -10,7 +10,7 @@
 use super::scan::{is_word, starts_with_ci};
 use super::{
     Report, ANTHROPIC_KEY_BODY_CHARS_MIN, JWT_SEGMENT_CHARS_MIN, JWT_SIGNATURE_CHARS_MIN, OPENAI_KEY_BODY_CHARS_MIN,
-    PEM_BLOCK_BYTES_MAX, SECRET_ASSIGNMENT_VALUE_BYTES_MAX, SECRET_ASSIGNMENT_VALUE_CHARS_MIN,
+    PEM_BLOCK_BYTES_MAX, SECRET_ASSIGNMENT_VALUE_BYTES_MAX, SECRET_ASSIGNMENT_VALUE_CHARS_MIN, SECRET_FIELD_VALUE_CHARS_MIN,
     SECRET_TOKEN_BODY_CHARS_MIN,
 };
 
@@ -114,6 +114,31 @@ pub fn find_secrets(text: &str) -> Vec<Span> {
         }
     }
     out
+}
+
+/// Whether a JSON field named `key` holding `value` is a secret by its
+/// name: `{"password": "…"}`, `{"apiKey": "…"}`. The `password=` detector
+/// needs the name and the value in one string; structured data splits them,
+/// so the scrub asks this of every string field. Names are compared without
+/// case, `_` or `-`; bare `token` is left out (a crypto asset's `token` is
+/// its symbol), and the value must look like one (not empty, masked, a
+/// template or an environment variable's name).
+pub fn is_secret_field(key: &str, value: &str) -> bool {
+    const NAMES: &[&str] = &[
+        "password", "passwd", "pwd", "passphrase", "secret", "clientsecret", "apisecret", "apikey", "apitoken",
+        "accesstoken", "authtoken", "refreshtoken", "bearertoken", "secretkey", "secretaccesskey", "privatekey",
+        "accesskeysecret", "sessiontoken",
+    ];
+    let name = || key.bytes().filter(|c| !matches!(c, b'_' | b'-')).map(|c| c.to_ascii_lowercase());
+    if !NAMES.iter().any(|k| k.bytes().eq(name())) {
+        return false;
+    }
+    // The name says it is a secret, so a short value counts too (unlike
+    // the free-text detector, which needs a long one to be sure).
+    let v = value.trim().as_bytes();
+    let env_name = v.iter().all(|&c| c.is_ascii_uppercase() || c == b'_' || c.is_ascii_digit());
+    let masked = v.iter().all(|&c| c == v[0]);
+    v.len() >= SECRET_FIELD_VALUE_CHARS_MIN && !masked && !env_name && !matches!(v[0], b'<' | b'$' | b'%' | b'{') && !value.starts_with("[REDACTED:")
 }
 
 /// `text` with each secret replaced by `[REDACTED:kind]`, counted in

@@ -829,7 +829,7 @@ fn script(rng: &mut Rng, plan: &mut Plan) -> Script {
         96 => match rng.below(3) {
             0 => Op::PrivacySet { policy: Policy { require_consent: rng.chance(0.5), ..Policy::default() } },
             1 => Op::ConsentGrant { user_id: "u1".into(), granted_by: "local".into() },
-            _ => Op::ConsentRevoke { user_id: "u1".into() },
+            _ => Op::ConsentRevoke { user_id: "u1".into(), session_user_id: None },
         },
         _ => return Script::Snapshot,
     };
