@@ -13,6 +13,7 @@ use crate::core::error::{Error, Result};
 use crate::api::services::{counter_for, Services};
 use crate::core::budget::Counter;
 use crate::core::history::{canonical_args, AgentConfig, CachedResult, Guardrails};
+use crate::core::privacy::scrub::redact_json_text;
 use crate::core::ids::ulid;
 use crate::core::session::validate_id;
 use crate::core::time::{format_rfc3339, Millis};
@@ -168,7 +169,8 @@ fn cached_json(e: &CachedResult) -> Value {
 /// Looks up a cached tool result and counts the hit or miss.
 pub async fn tool_cache_get<B: Backend>(store: &Store<B>, session_id: &str, tool: &str, args: &Value, now: Millis) -> Result<Option<Value>> {
     validate_id("session_id", session_id)?;
-    let key = canonical_args(args)?;
+    let mut key = canonical_args(args)?;
+    redact_json_text(&mut key)?;
     let (live, hit) = store
         .read(|e| (e.session(session_id, now).is_some(), e.tool_cached(session_id, tool, &key, now).map(cached_json)))
         .await?;

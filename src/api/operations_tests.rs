@@ -293,3 +293,22 @@ fn the_decision_log_answers_every_bad_kind_with_400_and_exports_whole() {
     let page = api.call("GET", "/v1/working-memory/s1/decisions", "");
     assert_eq!(page.body["entries"].as_array().unwrap().len(), limits::DECISION_PAGE_LIMIT_DEFAULT, "a JSON page stays a page");
 }
+
+#[test]
+fn tool_arguments_holding_a_secret_are_redacted_and_still_hit() {
+    let mut api = Api::new();
+    session(&mut api, "s1", r#"{"messages":[]}"#);
+    let key = "sk-proj-Qw3rTy7uIoP1aSdF4gHjK9lZxCvB2nM5";
+    let args = json!({"query": "balance", "api_key": "plain-looking-value", "auth": format!("Bearer {key}")});
+    let put = api.call("PUT", "/v1/working-memory/s1/tool-cache", &json!({"tool": "bank.lookup", "args": args, "result": {"ok": true}}).to_string());
+    assert_eq!(put.status, 200, "{}", put.body);
+    assert_eq!(put.body["redactions"], json!({"openai_key": 1, "password": 1}), "{}", put.body);
+    assert!(!storage_text(&api).contains(key) && !storage_text(&api).contains("plain-looking-value"));
+    let q: String = args.to_string().bytes().map(|b| if b.is_ascii_alphanumeric() { (b as char).to_string() } else { format!("%{b:02X}") }).collect();
+    let hit = api.call("GET", &format!("/v1/working-memory/s1/tool-cache?tool=bank.lookup&args={q}"), "");
+    assert_eq!(hit.body["hit"], true, "the same call finds its entry: {}", hit.body);
+    assert_eq!(hit.body["entry"]["args"]["api_key"], "[REDACTED:password]");
+    let gone = api.call("DELETE", &format!("/v1/working-memory/s1/tool-cache?tool=bank.lookup&args={q}"), "");
+    assert_eq!(gone.body["invalidated"], 1, "{}", gone.body);
+    assert!(!storage_text(&api).contains(key), "an invalidation's logged selector holds no secret either");
+}

@@ -20,6 +20,14 @@ use crate::core::longterm::LtmOp;
 use crate::core::agent_state::AgentStateOp;
 use crate::core::service_cache::ServiceOp;
 
+/// Canonical JSON text (tool arguments as a cache key) with its secrets
+/// redacted, as a put under the `redact` policy stores it: a lookup keyed
+/// this way finds the entry whose arguments held the same secret.
+pub fn redact_json_text(text: &mut String) -> Result<()> {
+    let policy = Policy { secrets: SecretsMode::Redact, ..Policy::default() };
+    Scrubber::new(&policy, None).json_text("args", text)
+}
+
 /// What one scrub replaced, by kind.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Scrubbed {
@@ -238,7 +246,14 @@ impl<'a> Scrubber<'a> {
             Op::SessionDataMigrate { data: Some(data), .. } => self.map("data", data, false)?,
             Op::History(h) => match h {
                 HistoryOp::Compact { summary, .. } => self.secrets("summary", summary)?,
-                HistoryOp::ToolCachePut { result, .. } => self.value("result", result, false)?,
+                HistoryOp::ToolCachePut { args, result, .. } => {
+                    self.json_text("args", args)?;
+                    self.value("result", result, false)?;
+                }
+                // A selector, not data, but logged all the same: redacted
+                // under either policy (refusing an invalidation helps no one),
+                // which is also how a put under `redact` keyed its entry.
+                HistoryOp::ToolCacheInvalidate { args: Some(args), .. } => redact_json_text(args)?,
                 HistoryOp::PromptSet { text, note, .. } => {
                     self.secrets("prompt", text)?;
                     if let Some(n) = note {
