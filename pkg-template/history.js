@@ -42,10 +42,29 @@ const seg = (id, field) => encodeURIComponent(checkId(id, field));
 export class AgentConfig {
   #api;
   #path;
+  #loadCeilingEncoding;
 
-  constructor(api, agentId) {
+  constructor(api, agentId, loadCeilingEncoding) {
     this.#api = api;
     this.#path = `/v1/agents/${seg(agentId, "agentId")}`;
+    this.#loadCeilingEncoding = loadCeilingEncoding;
+  }
+
+  /**
+   * A token ceiling is counted in cl100k_base, as the Worker counts it; the
+   * store estimates when no encoding is loaded, so the same prompt could
+   * pass here and fail there. Loaded only when a ceiling is set (the ranks
+   * are an asset to fetch); a failed load leaves the estimate.
+   */
+  async #readyCeiling() {
+    if (!this.#loadCeilingEncoding) return;
+    const config = await this.get();
+    if (config?.guardrails?.tokens_max == null) return;
+    try {
+      await this.#loadCeilingEncoding();
+    } catch {
+      // Counted by the estimator, as before the ceiling had an encoding.
+    }
   }
 
   /** `{agent_id, active_version, prompt, versions, patches, tools_allowed, system_text}`, or null. */
@@ -77,18 +96,21 @@ export class AgentConfig {
         throw new EdgememError("prompt_rejected", `prompt rejected: ${typeof verdict === "string" ? verdict : "the validator did not return true"}`);
       }
     }
+    await this.#readyCeiling();
     return this.#api("PUT", `${this.#path}/prompt`, "", { text, note });
   }
 
   /** Makes an existing version live again. */
   async rollback(version) {
     checkCount(version, "version", 1, 2 ** 32 - 1);
+    await this.#readyCeiling();
     return this.#api("POST", `${this.#path}/prompt/rollback`, "", { version });
   }
 
   /** Appends a context patch after the system prompt. */
   async appendPatch(text) {
     if (typeof text !== "string") throw invalid("text", "must be a string");
+    await this.#readyCeiling();
     return this.#api("POST", `${this.#path}/patches`, "", { text });
   }
 

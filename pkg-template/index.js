@@ -234,7 +234,7 @@ export class Memory {
 
   /** An agent's configuration: prompts with rollback, patches, tool allow-list. */
   agent(agentId) {
-    return new AgentConfig(this.#api, agentId);
+    return new AgentConfig(this.#api, agentId, () => cachedTokenizer("cl100k_base"));
   }
 
   /** A session's tool-result cache. */

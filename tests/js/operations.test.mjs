@@ -3,7 +3,7 @@
 // secrets on every write path, guardrails, and `memory.request`.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { DECISION_KINDS, EdgememError, LIMITS, Memory, MemoryStore } from "edgemem";
+import { DECISION_KINDS, EdgememError, LIMITS, Memory, MemoryStore, Tokenizer } from "edgemem";
 
 const KEY = "npm-test-privacy-secret-0123456789";
 const OPENAI = "sk-proj-" + "Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0Fe9Dc8Ba7";
@@ -99,6 +99,21 @@ test("guardrails bind setPrompt in the package too", async () => {
   await assert.rejects(agent.appendPatch("Use DISCOUNT CODE 50OFF"), { code: "guardrail_violated" });
   assert.equal((await agent.get()).active_version, 1);
   assert.deepEqual((await agent.get()).guardrails, { required: ["Never go below floor price"], forbidden: ["*discount code*"], tokens_max: 100 });
+});
+
+test("a token ceiling counts in cl100k_base, as the Worker does, not with the estimator", async () => {
+  // 247 tokens exactly in cl100k_base; the estimator makes it fewer, so
+  // before the package loaded the encoding a ceiling of 246 let it through.
+  const text = "Never go below floor price. " + "点心和茶 ".repeat(40);
+  const memory = await Memory.open();
+  const agent = memory.agent("ceiling");
+  await agent.setPrompt("Never go below floor price.");
+  await agent.setGuardrails({ tokensMax: 246 });
+  await assert.rejects(agent.setPrompt(text), (e) => e.code === "guardrail_violated" && /247 tokens, over the ceiling of 246/.test(e.message));
+  await assert.rejects(agent.appendPatch("点心和茶 ".repeat(100)), { code: "guardrail_violated" });
+  await agent.setGuardrails({ tokensMax: 247 });
+  assert.equal((await agent.setPrompt(text)).active_version, 2);
+  assert.equal((await Tokenizer.load("cl100k_base")).count(text), 247);
 });
 
 test("memory.request runs any route in process", async () => {
