@@ -3,7 +3,7 @@
 // local store. Argument parsing, help and exit codes live in cli.js.
 import { readFile, stat } from "node:fs/promises";
 import { randomUUID } from "node:crypto";
-import { CliError, EXIT, ok, usage } from "./cli_transport.js";
+import { CEILING_ENCODING, CliError, EXIT, ok, usage } from "./cli_transport.js";
 
 /** The largest `--file` read (a prompt, a text to count). */
 export const CLI_FILE_BYTES_MAX = 1024 * 1024;
@@ -39,8 +39,25 @@ function need(v, name) {
   return v[name];
 }
 
-/** Reads a `--file`, refusing one past {@link CLI_FILE_BYTES_MAX} before reading it. */
-async function readTextFile(path) {
+/** Reads stdin to its end, refusing more than {@link CLI_FILE_BYTES_MAX}. */
+async function readStdin(stdin) {
+  const chunks = [];
+  let bytes = 0;
+  for await (const chunk of stdin) {
+    bytes += chunk.length;
+    if (bytes > CLI_FILE_BYTES_MAX) throw usage(`--file - (stdin) has more than ${CLI_FILE_BYTES_MAX} bytes`);
+    chunks.push(Buffer.from(chunk));
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/**
+ * Reads a `--file`, refusing one past {@link CLI_FILE_BYTES_MAX} before
+ * reading it. `-` is stdin, the only way stdin is ever read: a CI job with
+ * no stdin must never wait on it.
+ */
+async function readTextFile(path, stdin) {
+  if (path === "-") return readStdin(stdin);
   let info;
   try {
     info = await stat(path);
@@ -66,7 +83,7 @@ function printConfigLine(c, cfg, what) {
 
 async function promptSet(c) {
   const agent = need(c.v, "agent");
-  const text = await readTextFile(need(c.v, "file"));
+  const text = await readTextFile(need(c.v, "file"), c.stdin);
   const res = await c.t.request("PUT", `${agentPath(agent)}/prompt`, { body: { text, note: c.v.note } });
   if (res.status === 422 && res.json?.code === "guardrail_violated") {
     if (!c.json) c.out("Validating safety guardrails... FAILED");
@@ -101,7 +118,8 @@ async function promptHistory(c) {
 
 async function promptRollback(c) {
   const agent = need(c.v, "agent");
-  const version = int(c.args[0], "version (the positional V)", 1);
+  // `prompt history` prints versions as v2: take them as printed.
+  const version = int(c.args[0].replace(/^v/i, ""), "version (the positional V)", 1);
   printConfigLine(c, ok(await c.t.request("POST", `${agentPath(agent)}/prompt/rollback`, { body: { version } })), `rolled back to v${version}`);
 }
 
@@ -114,17 +132,32 @@ function guardrailLines(agent, g = {}) {
   ];
 }
 
+/**
+ * Shows the rules, or sets them. The route replaces every rule at once,
+ * so a kind of rule not given is read back first and kept (a kind given
+ * replaces that kind's list); `--replace` sets exactly what is given.
+ * Between the read and the write another writer's change to the kept
+ * kinds can be lost: the route has no compare-and-set to prevent it.
+ */
 async function promptGuardrails(c) {
   const agent = need(c.v, "agent");
-  const { require: required, forbid, "tokens-max": tokensMax } = c.v;
-  if (required === undefined && forbid === undefined && tokensMax === undefined) {
+  const { require: required, forbid, "tokens-max": tokensMax, replace } = c.v;
+  const ceiling = tokensMax === undefined || tokensMax === "none" ? null : int(tokensMax, "tokens-max", 1);
+  if (required === undefined && forbid === undefined && tokensMax === undefined && !replace) {
     const cfg = ok(await c.t.request("GET", `${agentPath(agent)}/config`));
     return emit(c, cfg.guardrails ?? {}, guardrailLines(agent, cfg.guardrails));
   }
-  const body = {};
-  if (required !== undefined) body.required = required;
-  if (forbid !== undefined) body.forbidden = forbid;
-  if (tokensMax !== undefined) body.tokens_max = tokensMax === "none" ? null : int(tokensMax, "tokens-max", 1);
+  let kept = {};
+  if (!replace) {
+    const res = await c.t.request("GET", `${agentPath(agent)}/config`);
+    // An agent with no config yet has no rules to keep.
+    if (!(res.status === 404 && res.json?.code === "not_found")) kept = ok(res).guardrails ?? {};
+  }
+  const body = {
+    required: required ?? kept.required ?? [],
+    forbidden: forbid ?? kept.forbidden ?? [],
+    tokens_max: tokensMax !== undefined ? ceiling : kept.tokens_max ?? null,
+  };
   const cfg = ok(await c.t.request("PUT", `${agentPath(agent)}/guardrails`, { body }));
   emit(c, cfg, guardrailLines(agent, cfg.guardrails));
 }
@@ -251,27 +284,43 @@ async function memoryGet(c) {
   ]);
 }
 
+/** How a DELETE by id reports its count: "ok, deleted N memories". */
+const DELETED_COUNT = /\bdeleted (\d+) memor/;
+
+/**
+ * Forgets memories by id, reporting the same shape with or without
+ * `--dry-run`. The route answers only a count, so each id goes in a
+ * request of its own: its count says whether that id was there (a
+ * concurrent delete shows as not found, never as deleted twice).
+ */
+async function forgetIds(c, ids, dry) {
+  const deleted = [];
+  const missing = [];
+  for (const id of ids) {
+    if (dry) {
+      const res = await c.t.request("GET", `/v1/long-term-memory/${seg(id)}`);
+      if (res.status === 404) missing.push(id);
+      else deleted.push(ok(res));
+      continue;
+    }
+    const r = ok(await c.t.request("DELETE", "/v1/long-term-memory", { query: { memory_ids: id } }));
+    const n = DELETED_COUNT.exec(r?.status ?? "");
+    if (!n) throw new CliError(EXIT.SERVER, "unexpected_response", `deleting ${id}: cannot read the count in ${JSON.stringify(r)}`);
+    if (Number(n[1]) > 0) deleted.push({ id });
+    else missing.push(id);
+  }
+  const report = { dry_run: dry, deleted: deleted.length, deleted_ids: deleted.map((m) => m.id), not_found: missing };
+  const n = deleted.length;
+  emit(c, report, [`${dry ? "would delete" : "deleted"} ${n} memor${n === 1 ? "y" : "ies"}${n ? ":" : ""}`, ...deleted.map((m) => (dry ? recordLine(m) : `  ${m.id}`)), ...missing.map((id) => `not found: ${id}`)]);
+  if (n === 0) throw new CliError(EXIT.NOT_FOUND, "not_found", `none of the ids exist: ${missing.join(", ")}`);
+}
+
 async function memoryForget(c) {
   const ids = c.v.id ?? [];
   const user = c.v.user;
   if ((ids.length > 0) === (user !== undefined)) throw usage("give --id ID (repeatable) or --user U");
   const dry = c.v["dry-run"] === true;
-  if (ids.length > 0) {
-    if (!dry) {
-      const q = new URLSearchParams(ids.map((id) => ["memory_ids", id]));
-      return emit(c, ok(await c.t.request("DELETE", "/v1/long-term-memory", { query: q })), `deleted: ${ids.join(", ")}`);
-    }
-    // A dry run by id reads each one: what exists would go, nothing is touched.
-    const found = [];
-    const missing = [];
-    for (const id of ids) {
-      const res = await c.t.request("GET", `/v1/long-term-memory/${seg(id)}`);
-      if (res.status === 404) missing.push(id);
-      else found.push(ok(res));
-    }
-    const out = { dry_run: true, deleted: found.length, deleted_ids: found.map((m) => m.id), not_found: missing };
-    return emit(c, out, [`would delete ${found.length} memor${found.length === 1 ? "y" : "ies"}:`, ...found.map(recordLine), ...missing.map((id) => `not found: ${id}`)]);
-  }
+  if (ids.length > 0) return forgetIds(c, [...new Set(ids)], dry);
   // Every unpinned record of the user: a budget of 0 keeps none.
   const body = { policy: { budget: 0 } };
   const all = { scanned: 0, deleted: 0, deleted_ids: [], dry_run: dry };
@@ -327,11 +376,13 @@ async function ledgerTransfer(c) {
 
 // ---- budget ----
 
-async function countLocally(text, modelName) {
+const ENCODINGS = ["cl100k_base", "o200k_base"];
+
+async function countLocally(text, modelName, encodingName) {
   const { Tokenizer, model, buildContext, LIMITS } = await import("./node.js");
-  // As the Worker counts: o200k_base without a model, else the model's
-  // encoding, else the calibrated estimate for vendors with no tokenizer.
-  let encoding = "o200k_base";
+  // As the Worker counts: the encoding asked for, else the model's, else
+  // the calibrated estimate for vendors with no tokenizer.
+  let encoding = encodingName;
   if (modelName !== undefined) {
     const info = model(modelName);
     if (!info) throw new CliError(EXIT.REFUSED, "invalid_input", `invalid model: unknown model ${JSON.stringify(modelName)}`);
@@ -348,8 +399,14 @@ async function countLocally(text, modelName) {
 
 async function budgetCount(c) {
   if ((c.v.text === undefined) === (c.v.file === undefined)) throw usage("give exactly one of --text T and --file F");
-  const text = c.v.text ?? (await readTextFile(c.v.file));
-  const r = c.t.kind === "http" ? ok(await c.t.request("POST", "/v1/budget/count", { body: { text, model: c.v.model } })) : await countLocally(text, c.v.model);
+  if (c.v.model !== undefined && c.v.encoding !== undefined) throw usage("give --model or --encoding, not both");
+  if (c.v.encoding !== undefined && !ENCODINGS.includes(c.v.encoding)) throw usage(`--encoding must be ${ENCODINGS.join(" or ")}`);
+  // The default is the ceiling's encoding, so a count of a prompt file is
+  // the number `prompt set` checks against --tokens-max. The API's own
+  // default (o200k_base) is not: the encoding is always sent.
+  const encoding = c.v.encoding ?? (c.v.model === undefined ? CEILING_ENCODING : undefined);
+  const text = c.v.text ?? (await readTextFile(c.v.file, c.stdin));
+  const r = c.t.kind === "http" ? ok(await c.t.request("POST", "/v1/budget/count", { body: { text, model: c.v.model, encoding } })) : await countLocally(text, c.v.model, encoding);
   emit(c, r, `${r.tokens} tokens (${r.encoding})`);
 }
 
@@ -396,11 +453,11 @@ export const COMMANDS = {
         // Exactly the stored text (one final newline), so `get > f; set --file f` round-trips.
         emit(c, cfg, (cfg.prompt ?? "").replace(/\n$/, ""));
       } },
-      set: { summary: "make a file's text the new prompt version (guardrails checked)", required: ["agent", "file"], options: { ...agent, file: { ...S, help: `the prompt text (at most ${CLI_FILE_BYTES_MAX} bytes)` }, note: { ...S, help: "a note on the version" } }, run: promptSet },
+      set: { summary: "make a file's text the new prompt version (guardrails checked)", required: ["agent", "file"], options: { ...agent, file: { ...S, help: `the prompt text, '-' for stdin (at most ${CLI_FILE_BYTES_MAX} bytes)` }, note: { ...S, help: "a note on the version" } }, run: promptSet },
       patch: { summary: "append a patch, or remove patches by glob", required: ["agent"], options: { ...agent, append: { ...S, help: "the patch text to append" }, remove: { ...S, help: "a glob ('*', '?') of patch texts to remove" } }, run: promptPatch },
       history: { summary: "list versions (* marks the active one) and patches", required: ["agent"], options: agent, run: promptHistory },
-      rollback: { summary: "make version V active again", args: "V", required: ["agent"], options: agent, run: promptRollback },
-      guardrails: { summary: "show, or set, the rules every prompt must pass", required: ["agent"], options: { ...agent, require: { ...S, multiple: true, help: "a clause every prompt must contain (repeatable)" }, forbid: { ...S, multiple: true, help: "a glob no prompt may match (repeatable)" }, "tokens-max": { ...S, help: "the token ceiling, or 'none'" } }, run: promptGuardrails },
+      rollback: { summary: "make version V (2 or v2) active again", args: "V", required: ["agent"], options: agent, run: promptRollback },
+      guardrails: { summary: "show, or change, the rules every prompt must pass (kinds not given are kept)", required: ["agent"], options: { ...agent, require: { ...S, multiple: true, help: "a clause every prompt must contain; replaces the required list" }, forbid: { ...S, multiple: true, help: "a glob no prompt may match; replaces the forbidden list" }, "tokens-max": { ...S, help: `the token ceiling (counted in ${CEILING_ENCODING}), or 'none'` }, replace: { type: "boolean", help: "set exactly the rules given, clearing the others (alone: clear all)" } }, run: promptGuardrails },
     },
   },
   logs: { summary: "print a session's decision log", local: "read", required: ["session"], options: { session: { ...S, help: "the session id" }, follow: { type: "boolean", help: "keep printing new entries until interrupted" }, kinds: { ...S, help: `comma-separated kinds (${DECISION_KINDS.join(", ")})` }, since: { ...S, help: "only entries after this seq" }, limit: { ...S, help: "at most this many entries (without --follow)" } }, run: logs },
@@ -410,7 +467,7 @@ export const COMMANDS = {
     sub: {
       search: { summary: "find memories by meaning, keyword or both", args: "TEXT", options: { limit: { ...S, help: "at most this many" }, user: { ...S, help: "only this user's" }, mode: { ...S, help: "semantic (default), keyword or hybrid" } }, run: memorySearch },
       get: { summary: "print one memory", args: "ID", run: memoryGet },
-      forget: { summary: "delete memories by id or by user", options: { id: { ...S, multiple: true, help: "a memory id (repeatable)" }, user: { ...S, help: "every memory of this user" }, "dry-run": { type: "boolean", help: "show what would be deleted, delete nothing" } }, run: memoryForget },
+      forget: { summary: "delete memories by id or by user (by id: exit 4 if none existed)", options: { id: { ...S, multiple: true, help: "a memory id (repeatable)" }, user: { ...S, help: "every memory of this user" }, "dry-run": { type: "boolean", help: "show what would be deleted, delete nothing" } }, run: memoryForget },
     },
   },
   sessions: { summary: "working-memory sessions", sub: { ls: { summary: "list session ids", options: { limit: { ...S, help: "page size (default 20)" }, offset: { ...S, help: "skip this many" } }, run: sessionsLs } } },
@@ -422,7 +479,7 @@ export const COMMANDS = {
       transfer: { summary: "move an amount between accounts (idempotent by --id)", required: ["from", "to", "amount"], options: { from: { ...S, help: "the debit account" }, to: { ...S, help: "the credit account" }, amount: { ...S, help: "a decimal string, e.g. 12.50" }, asset: { ...S, help: "refuse unless both accounts hold this asset" }, id: { ...S, help: "the transfer id (default: a fresh UUID, printed)" } }, run: ledgerTransfer },
     },
   },
-  budget: { summary: "token budgets", sub: { count: { summary: "count the tokens of a text", local: "none", options: { text: { ...S, help: "the text" }, file: { ...S, help: `a file's text (at most ${CLI_FILE_BYTES_MAX} bytes)` }, model: { ...S, help: "count as this model does (default: o200k_base)" } }, run: budgetCount } } },
+  budget: { summary: "token budgets", sub: { count: { summary: "count the tokens of a text", local: "none", options: { text: { ...S, help: "the text" }, file: { ...S, help: `a file's text, '-' for stdin (at most ${CLI_FILE_BYTES_MAX} bytes)` }, model: { ...S, help: "count as this model does" }, encoding: { ...S, help: `${ENCODINGS.join(" or ")} (default ${CEILING_ENCODING}, as guardrail ceilings count)` } }, run: budgetCount } } },
   consent: {
     summary: "a user's consent to long-term memory",
     sub: {

@@ -30,13 +30,22 @@ export function usage(detail) {
   return new CliError(EXIT.USAGE, "usage", detail);
 }
 
+/** The encoding guardrail token ceilings are counted with (the Worker's `counter_for(None)`). */
+export const CEILING_ENCODING = "cl100k_base";
+
 // Codes that are about who is asking, whatever their status (503 for a
 // deployment with no auth configured is still an auth problem to the caller).
 const AUTH_CODES = new Set(["unauthorized", "scope_forbidden", "namespace_forbidden", "auth_not_configured"]);
 
-/** The exit code of an HTTP status (and the API's error code). */
+/**
+ * The exit code of an HTTP status (and the API's error code). A 403 with
+ * an API code outside AUTH_CODES (consent_required, a quota) is the
+ * server refusing the request, not the caller's key: a script must not
+ * rotate credentials over it. A 403 with no API code comes from something
+ * in front of the Worker (an access gateway), which is about who asks.
+ */
 export function exitOf(status, code) {
-  if (AUTH_CODES.has(code) || status === 401 || status === 403) return EXIT.AUTH;
+  if (AUTH_CODES.has(code) || status === 401 || (status === 403 && code === "http_403")) return EXIT.AUTH;
   if (status === 404) return EXIT.NOT_FOUND;
   if (status >= 500) return EXIT.SERVER;
   if (status >= 400) return EXIT.REFUSED;
@@ -180,17 +189,23 @@ export function httpTarget({ url, token, namespace }) {
 /**
  * A store on disk, served in process. The directory's writer lock is held
  * from open to `close()` unless `readOnly` (a `--follow` must not block
- * writers for as long as it runs).
+ * writers for as long as it runs). `privacyKey` must be the key the store
+ * was written with: user ids are sealed with it, so without it every
+ * by-user route (search, forget, consent) silently matches nothing.
  */
-export function localTarget({ dir, namespace, readOnly = false }) {
+export function localTarget({ dir, namespace, readOnly = false, privacyKey }) {
   let opened;
   const open = () =>
     (opened ??= (async () => {
-      const { Memory, FileStore } = await import("./node.js");
+      const { Memory, FileStore, Tokenizer } = await import("./node.js");
+      // Without a loaded encoding the core estimates, so a prompt the
+      // Worker refuses for its token ceiling could pass here (or the other
+      // way round). Loading registers it with every Memory in the process.
+      await Tokenizer.load(CEILING_ENCODING);
       const store = new FileStore(dir);
       const release = readOnly ? async () => {} : await store.lock();
       try {
-        return { store, release, memory: await Memory.open({ store, namespace }) };
+        return { store, release, memory: await Memory.open({ store, namespace, privacyKey }) };
       } catch (err) {
         await release();
         throw err;
