@@ -120,7 +120,7 @@ impl Guardrails {
 }
 
 fn violated(rule: String) -> Error {
-    Error::Rejected { code: crate::core::error::Rejection::Rule(crate::core::error::RuleCode::GuardrailViolated), id: format!("guardrail violated: {rule}") }
+    Error::Rejected { code: crate::core::error::Rejection::Rule(crate::core::error::RuleCode::GuardrailViolated), id: rule }
 }
 
 fn check_text(field: &str, text: &str, bytes_max: usize) -> Result<()> {
