@@ -295,6 +295,11 @@ export const LIMITS: {
   readonly IBAN_CHARS_MAX: 34;
   readonly IPV6_TEXT_BYTES_MAX: 45;
   readonly SCRUB_STRINGS_MAX: 1000000;
+  readonly EXTRACT_TURN_BYTES_MAX: 4096;
+  readonly EXTRACT_CANDIDATES_MAX: 64;
+  readonly EXTRACT_CANDIDATE_BYTES_MAX: 256;
+  readonly EXTRACT_ENTITIES_MAX: 8;
+  readonly EXTRACT_TOPICS_MAX: 4;
 };
 /** The transfer result named by each integer of `createTransferBatch`'s `results`. */
 export const TRANSFER_RESULT_CODES: readonly TransferResultCode[];

@@ -210,6 +210,11 @@ export const LIMITS = Object.freeze({
   IBAN_CHARS_MAX: 34,
   IPV6_TEXT_BYTES_MAX: 45,
   SCRUB_STRINGS_MAX: 1000000,
+  EXTRACT_TURN_BYTES_MAX: 4096,
+  EXTRACT_CANDIDATES_MAX: 64,
+  EXTRACT_CANDIDATE_BYTES_MAX: 256,
+  EXTRACT_ENTITIES_MAX: 8,
+  EXTRACT_TOPICS_MAX: 4,
 });
 /** The transfer result named by each integer of `createTransferBatch`'s `results` (declaration order of the Rust enum). */
 export const TRANSFER_RESULT_CODES = Object.freeze(["created", "exists", "exists_with_different_debit_account", "exists_with_different_credit_account", "exists_with_different_amount", "exists_with_different_flags", "exists_with_different_timeout", "exists_with_different_metadata", "linked_event_failed", "linked_event_chain_open", "accounts_must_be_different", "debit_account_not_found", "credit_account_not_found", "accounts_must_have_the_same_asset", "timeout_reserved_for_pending_transfer", "exceeds_credits", "exceeds_debits", "exceeds_max_transfer", "overflows_debits", "overflows_credits", "ledger_full", "pending_transfer_not_found", "pending_transfer_not_pending", "pending_transfer_already_posted", "pending_transfer_already_voided", "pending_transfer_expired", "exceeds_pending_transfer_amount"]);

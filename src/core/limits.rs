@@ -543,6 +543,22 @@ limits! {
     /// Strings one scrub walks in a JSON value (the value was already
     /// bounded in bytes; this bounds the walk in steps).
     pub const SCRUB_STRINGS_MAX: usize = 1_000_000;
+
+    // The offline extractor (src/core/extract/rules.rs).
+
+    /// Bytes of one turn the offline extractor reads (cut back to the last
+    /// whole sentence): statements about the user are short, and a longer
+    /// turn is mostly a paste.
+    pub const EXTRACT_TURN_BYTES_MAX: usize = 4 * 1024;
+    /// Candidates one call of the offline extractor proposes at most.
+    pub const EXTRACT_CANDIDATES_MAX: usize = 64;
+    /// Bytes of one candidate's text: a longer statement is a run-on, which
+    /// makes a poor memory, so it is dropped rather than cut.
+    pub const EXTRACT_CANDIDATE_BYTES_MAX: usize = 256;
+    /// Entities kept on one extracted candidate.
+    pub const EXTRACT_ENTITIES_MAX: usize = 8;
+    /// Topics kept on one extracted candidate.
+    pub const EXTRACT_TOPICS_MAX: usize = 4;
 }
 
 // One write's compaction must be able to seal the flat segment (see
