@@ -39,6 +39,7 @@ export type ErrorCode =
   | "compaction_stale"
   | "schema_version_too_new"
   | "schema_version_changed"
+  | "extraction_stale"
   | "dimension_mismatch"
   | "non_finite"
   | "zero_vector"
@@ -263,6 +264,15 @@ export const LIMITS: {
   readonly DECISION_LOG_BYTES_MAX: 16777216;
   readonly DECISION_PAGE_LIMIT_MAX: 1000;
   readonly DECISION_PAGE_LIMIT_DEFAULT: 100;
+  readonly EXTRACT_TURNS_PER_PASS_MAX: 64;
+  readonly EXTRACT_RECORDS_PER_PASS_MAX: 256;
+  readonly EXTRACT_SESSIONS_PER_PASS_MAX: 8;
+  readonly EXTRACT_DEBOUNCE_MS: 2000;
+  readonly EXTRACT_ATTEMPTS_MAX: 5;
+  readonly EXTRACT_RETRY_BASE_MS: 1000;
+  readonly EXTRACT_SUMMARY_TOKENS_MAX: 400;
+  readonly EXTRACT_ERROR_CHARS_MAX: 500;
+  readonly EXTRACT_FLUSH_ROUNDS_MAX: 1000;
   readonly CONSENTS_MAX: 1000000;
   readonly GUARDRAIL_REQUIRED_MAX: 32;
   readonly GUARDRAIL_FORBIDDEN_MAX: 32;
@@ -479,6 +489,13 @@ export interface OpenOptions {
    * write with `hook_failed`; nothing is stored.
    */
   detector?: (text: string) => Promise<Array<{ start: number; end: number; kind: string }>> | Array<{ start: number; end: number; kind: string }>;
+  /**
+   * Background extraction's model (an LLM call): the memories worth keeping
+   * from a session's new turns. A throw or a bad answer fails the pass
+   * (`hook_failed`), which is retried with backoff; nothing half-read is
+   * stored. Default: the offline rules.
+   */
+  extractor?: (request: ExtractionRequest) => Promise<ExtractedMemory[]>;
 }
 
 /**
@@ -737,6 +754,7 @@ export type FeedKind =
   | "ledger.intent_begun"
   | "ledger.intent_completed"
   | "long_term_memory.created"
+  | "long_term_memory.extracted"
   | "long_term_memory.updated"
   | "long_term_memory.deleted"
   | "episode.recorded"
@@ -844,7 +862,50 @@ export class Memory {
   setToolTtls(ttls: Record<string, number>): Promise<Record<string, number>>;
   toolSchemas(options?: { format?: "openai" | "anthropic"; agentId?: string }): Promise<unknown[]>;
   resolveFunctionCall(name: string, args: object | string | undefined, options?: { agentId?: string }): Promise<unknown>;
+  /**
+   * Runs every waiting background extraction pass now (sessions with a
+   * `long_term_memory_strategy` and turns not yet extracted) and resolves
+   * when they are committed.
+   */
+  flushExtraction(): Promise<ExtractionReport>;
   free(): void;
+}
+
+/** What a run of background extraction passes did. */
+export interface ExtractionReport {
+  /** Sessions whose pass committed. */
+  sessions: number;
+  created: number;
+  /** Memories skipped because a live memory has the same hash. */
+  duplicates: number;
+  /** Passes that failed; they are retried with backoff. */
+  failed: number;
+  /** Passes over a user without consent (under `require_consent`): nothing stored. */
+  without_consent: number;
+}
+
+/** What an extractor hook is asked. */
+export interface ExtractionRequest {
+  strategy: "discrete" | "summary" | "preferences" | "custom";
+  /** The custom strategy's prompt. */
+  prompt?: string;
+  /** The session's new turns, oldest first. */
+  turns: Message[];
+}
+
+/** A memory an extractor hook proposes. */
+export interface ExtractedMemory {
+  text: string;
+  /** Default `"fact"`; events are stored as episodic memories. */
+  kind?: "fact" | "preference" | "event" | "summary";
+  topics?: string[];
+  entities?: string[];
+  /** RFC 3339. */
+  event_date?: string;
+  /** Message ids; default every turn of the request. */
+  extracted_from?: string[];
+  /** What it is about ("units", "seat"). */
+  subject?: string;
 }
 
 export class MemoryStore implements Store {
@@ -1286,11 +1347,12 @@ export interface SearchQueryFields {
 }
 
 /**
- * A `text`, a query `vector`, or both. Semantic (the default) and hybrid
- * search embed the text when no vector is given; keyword search ranks by the
- * text alone (without one it finds nothing).
+ * A `text`, a query `vector`, both, or neither. Semantic (the default) and
+ * hybrid search embed the text when no vector is given; keyword search ranks
+ * by the text alone. With neither, the search is a filter-only listing,
+ * newest first (as AMS answers a search without text).
  */
-export type SearchTextOrVector = { text: string; vector?: Float32Array } | { text?: string; vector: Float32Array };
+export type SearchTextOrVector = { text?: string; vector?: Float32Array };
 
 export type SearchQuery = SearchQueryFields & SearchTextOrVector;
 

@@ -16,6 +16,7 @@ import {
 export { wasmMemoryBytes } from "./edgemem_wasm.js";
 import { loadAsset } from "./assets.js";
 import { call, checkCount, checkId, fromJson, invalid, rethrow, toJson } from "./util.js";
+import { LIMITS } from "./limits.js";
 import { AgentConfig, ToolCache, historyQuery, wrapSummarizer } from "./history.js";
 import { Episodes, LongTermMemory } from "./longterm.js";
 import { Ledger } from "./ledger.js";
@@ -53,6 +54,7 @@ export class Memory {
   #api;
   #apiText;
   #feed;
+  #extraction;
 
   /** The tenant's exact Decimal ledger. */
   ledger;
@@ -81,13 +83,19 @@ export class Memory {
   /** Per-agent profiles with exact increments. */
   profiles;
 
-  constructor(core, { embedder, detector, serviceFetcher, serviceTimeoutMs, channelName } = {}) {
+  constructor(core, { embedder, detector, extractor, serviceFetcher, serviceTimeoutMs, channelName, clock } = {}) {
     if (!(core instanceof MemoryCore)) throw new TypeError("use Memory.open()");
     this.#core = core;
+    this.#extraction = new ExtractionQueue(core, extractor, embedder, clock);
     // The one door into the API: every route, with the hooks and caller
     // vectors it may use. `body` is an object, or JSON text already checked.
-    this.#apiText = (method, path, query = "", body, summarizer, embedder, vectors) =>
-      call(() => core.call(method, path, query, body === undefined ? "" : typeof body === "string" ? body : toJson(body, "body"), summarizer, embedder, vectors));
+    // A working-memory write arms the background extraction queue, after
+    // the answer: no request waits for the extractor.
+    this.#apiText = async (method, path, query = "", body, summarizer, embedder, vectors) => {
+      const out = await call(() => core.call(method, path, query, body === undefined ? "" : typeof body === "string" ? body : toJson(body, "body"), summarizer, embedder, vectors));
+      if (method !== "GET" && path.startsWith("/v1/working-memory/")) this.#extraction.kick();
+      return out;
+    };
     this.#api = async (...args) => JSON.parse(await this.#apiText(...args));
     this.#feed = new Feed(core, this.#api, channelName);
     this.longTerm = new LongTermMemory(this.#api, embedder, detector);
@@ -118,9 +126,11 @@ export class Memory {
    * @param {(text: string) => Promise<{start: number, end: number, kind: string}[]>} [options.detector] an extra personal-data detector (person names from a model, say) run on each long-term text before it is stored; each span becomes `[KIND]`.
    * @param {string} [options.privacyKey] a secret of at least 16 bytes: personal data in long-term memory becomes keyed pseudonyms (the same value, the same token) and user ids are sealed in storage. Held in memory only; without it, typed placeholders.
    * @param {string | false} [options.broadcast] the BroadcastChannel through which memories on the same storage (other tabs) hear of each other's writes; default the IndexedDBStore's, none for other stores.
+   * @param {(request: {strategy: string, prompt?: string, turns: object[]}) => Promise<object[]>} [options.extractor] background extraction's model (an LLM call): the memories worth keeping from a session's new turns, `[{text, kind?, topics?, entities?, event_date?, extracted_from?, subject?}]`. Default: the offline rules.
    */
   static async open(options = {}) {
-    const { store, namespace, snapshotEveryOps, chunkBytes, keyPrefix, clock, embedder, detector, serviceFetcher, serviceTimeoutMs, broadcast, privacyKey } = options;
+    const { store, namespace, snapshotEveryOps, chunkBytes, keyPrefix, clock, embedder, detector, extractor, serviceFetcher, serviceTimeoutMs, broadcast, privacyKey } = options;
+    if (extractor !== undefined && typeof extractor !== "function") throw invalid("extractor", "must be an async function ({strategy, prompt, turns}) => memories");
     if (privacyKey !== undefined && typeof privacyKey !== "string") throw invalid("privacyKey", "must be a string secret");
     const opts = toJson(
       { namespace, snapshot_every_ops: snapshotEveryOps, chunk_bytes: chunkBytes, key_prefix: keyPrefix, privacy_key: privacyKey },
@@ -129,7 +139,7 @@ export class Memory {
     const core = await call(() => MemoryCore.open(store, opts, clock));
     // Tabs on one IndexedDB database hear of each other's writes, unless `broadcast: false`.
     const channelName = broadcast === false ? undefined : typeof broadcast === "string" ? broadcast : store?.feedChannel?.(keyPrefix ?? "");
-    return new Memory(core, { embedder, detector, serviceFetcher, serviceTimeoutMs, channelName });
+    return new Memory(core, { embedder, detector, extractor, serviceFetcher, serviceTimeoutMs, channelName, clock });
   }
 
   /**
@@ -170,7 +180,9 @@ export class Memory {
 
   /** Returns `{created, session}`: the live session, or a new one made from `init`. */
   async getOrCreateSession(sessionId, init = {}) {
-    return JSON.parse(await call(() => this.#core.getOrCreateSession(checkId(sessionId), toJson(init, "session"))));
+    const out = JSON.parse(await call(() => this.#core.getOrCreateSession(checkId(sessionId), toJson(init, "session"))));
+    if (out.created) this.#extraction.kick();
+    return out;
   }
 
   /**
@@ -183,7 +195,9 @@ export class Memory {
     const newest = this.schemas.newest("session_data");
     if (newest !== undefined && session && typeof session === "object" && session.data_schema_version == null) session = { ...session, data_schema_version: newest };
     if (model === undefined && contextWindowMax === undefined) {
-      return JSON.parse(await call(() => this.#core.putSession(checkId(sessionId), toJson(session, "session"))));
+      const out = JSON.parse(await call(() => this.#core.putSession(checkId(sessionId), toJson(session, "session"))));
+      this.#extraction.kick();
+      return out;
     }
     await encodingFor(model);
     const query = historyQuery({ model_name: model, context_window_max: contextWindowMax });
@@ -267,7 +281,9 @@ export class Memory {
     if (!Array.isArray(messages)) throw invalid("messages", "must be an array");
     if (model !== undefined) await encodingFor(model);
     const body = model === undefined ? { messages } : { messages, model_name: model };
-    return JSON.parse(await call(() => this.#core.appendMessages(checkId(sessionId), toJson(body, "messages"))));
+    const out = JSON.parse(await call(() => this.#core.appendMessages(checkId(sessionId), toJson(body, "messages"))));
+    this.#extraction.kick();
+    return out;
   }
 
   /**
@@ -342,10 +358,85 @@ export class Memory {
     return JSON.parse(await call(() => this.#core.stats()));
   }
 
+  /**
+   * Runs every background extraction pass that waits (sessions with a
+   * `long_term_memory_strategy` and new turns), without the debounce, and
+   * resolves when they are committed: `{sessions, created, duplicates,
+   * failed, without_consent}`. A failing extractor is retried later with
+   * backoff, and after its last attempt surfaces as an `extraction_failed`
+   * episode.
+   */
+  async flushExtraction() {
+    return this.#extraction.flush();
+  }
+
   /** Frees the wasm memory behind this object. */
   free() {
+    this.#extraction.close();
     this.#feed.close();
     this.#core.free();
+  }
+}
+
+/**
+ * Background extraction in the package: a debounced timer armed by
+ * working-memory writes runs the passes that are due, one run at a time;
+ * `flush` runs them all now. The timer never keeps Node alive.
+ */
+class ExtractionQueue {
+  #core;
+  #extractor;
+  #embedder;
+  #clock;
+  #timer;
+  #running = Promise.resolve();
+  #closed = false;
+
+  constructor(core, extractor, embedder, clock) {
+    this.#core = core;
+    // The hook sees objects; the core passes JSON text both ways.
+    this.#extractor = extractor && (async (request) => JSON.stringify(await extractor(JSON.parse(request))));
+    this.#embedder = embedder;
+    this.#clock = clock ?? Date.now;
+  }
+
+  kick(delayMs = LIMITS.EXTRACT_DEBOUNCE_MS) {
+    if (this.#closed) return;
+    clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      this.#run(false).catch(() => {});
+    }, Math.max(0, delayMs));
+    this.#timer.unref?.();
+  }
+
+  #run(flush) {
+    const run = this.#running.catch(() => {}).then(async () => {
+      if (this.#closed) return { sessions: 0, created: 0, duplicates: 0, failed: 0, without_consent: 0, next_due: null };
+      const r = JSON.parse(await call(() => this.#core.runExtraction(flush, this.#extractor, this.#embedder)));
+      if (r.next_due !== null && !this.#closed) this.kick(r.next_due - this.#clock());
+      return r;
+    });
+    this.#running = run;
+    return run;
+  }
+
+  async flush() {
+    clearTimeout(this.#timer);
+    const total = { sessions: 0, created: 0, duplicates: 0, failed: 0, without_consent: 0 };
+    // Each round takes a bounded number of sessions and turns; rounds go on
+    // while they commit something (a failing hook stops the loop).
+    for (let round = 0; round < LIMITS.EXTRACT_FLUSH_ROUNDS_MAX; round++) {
+      const r = await this.#run(true);
+      for (const k of Object.keys(total)) total[k] += r[k];
+      if (r.sessions + r.without_consent === 0 || r.next_due === null) break;
+    }
+    return total;
+  }
+
+  close() {
+    this.#closed = true;
+    clearTimeout(this.#timer);
   }
 }
 

@@ -16,10 +16,15 @@
 # recorded here and in the issue's closing note. The scanners themselves are
 # small (find_pii is 14 KB raw); most of the growth is again the routes'
 # async state machine (`api::route` is 139 KB raw) and the ops' serde code.
+# Issue 14's first part (background extraction: the offline rules with
+# their word tables and date reader, the extraction op and watermark, the
+# passes on the host's wake-up, the extractor hook, filter-only search)
+# took them to 1,047 KB / 1,289 KB: a decision, recorded here; not yet
+# broken down by function (twiggy was not installed for this measurement).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-NPM_WASM_GZIP_BYTES_MAX=1000000
-WORKER_GZIP_BYTES_MAX=1250000
+NPM_WASM_GZIP_BYTES_MAX=1080000
+WORKER_GZIP_BYTES_MAX=1330000
 
 gz() { gzip -9c "$@" | wc -c; }
 npm_raw=$(wc -c < pkg/edgemem_bg.wasm)

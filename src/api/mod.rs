@@ -11,6 +11,7 @@ pub mod agents;
 pub mod budget;
 pub mod decisions;
 pub mod episodes;
+pub mod extraction;
 pub mod service_cache;
 pub mod history;
 pub mod ledger;
@@ -516,23 +517,28 @@ pub async fn events_page<B: Backend>(store: &Store<B>, since: Option<&str>, kind
     store.events_since(since, &interest, limit).await
 }
 
-/// When the host should next wake the tenant: its next TTL expiry, or a
+/// When the host should next wake the tenant: its next TTL expiry, a
 /// background compaction pass [`limits::LTM_COMPACT_DELAY_MS`] from `now`
-/// when one is due, whichever is first. Called after every write, so a
+/// when one is due, or the next extraction pass (a session's writes quiet
+/// for [`limits::EXTRACT_DEBOUNCE_MS`], or its retry), whichever is first. Called after every write, so a
 /// stream of writes keeps pushing the pass back.
 pub async fn next_wake<B: Backend>(store: &Store<B>, now: Millis) -> Result<Option<Millis>> {
-    store
+    let state = store
         .read(|e| {
             let pass = e.vector_compaction_due(limits::LTM_COMPACT_WORK_POINTS_PER_PASS).then(|| now.saturating_add(limits::LTM_COMPACT_DELAY_MS));
             [e.next_expiry(), pass].into_iter().flatten().min()
         })
-        .await
+        .await?;
+    let extraction = extraction::next_due(store, now).await?;
+    Ok([state, extraction].into_iter().flatten().min())
 }
 
-/// The host's wake-up: expires what is due, runs one bounded background
-/// compaction pass, and returns when to wake next ([`next_wake`]).
-pub async fn wake<B: Backend>(store: &Store<B>, now: Millis) -> Result<Option<Millis>> {
+/// The host's wake-up: expires what is due, runs the extraction passes
+/// that are due and one bounded background compaction pass, and returns
+/// when to wake next ([`next_wake`]).
+pub async fn wake<B: Backend>(store: &Store<B>, services: &dyn services::Services, now: Millis) -> Result<Option<Millis>> {
     expire(store, now).await?;
+    extraction::run_due(store, services, now, false).await?;
     store.maintain(|e| e.compact_vectors(limits::LTM_COMPACT_WORK_POINTS_PER_PASS)).await??;
     next_wake(store, now).await
 }
@@ -545,3 +551,5 @@ mod history_tests;
 mod service_cache_tests;
 #[cfg(test)]
 mod operations_tests;
+#[cfg(test)]
+mod extraction_tests;

@@ -12,6 +12,7 @@ use futures_util::future::LocalBoxFuture;
 use crate::core::budget::models::{self, Counting};
 use crate::core::budget::{Counter, Estimator};
 use crate::core::error::{Error, Result};
+use crate::core::extract::{Candidate, Strategy};
 use crate::core::history::CountCache;
 use crate::core::session::Message;
 use crate::core::tokenizer::{Encoding, EncodingName};
@@ -29,6 +30,14 @@ pub trait Services {
     /// Embeds `texts` with the host's model (a JS hook, Workers AI), one
     /// vector each. `None`: the offline hashed n-gram embedder runs instead.
     fn embed<'a>(&'a self, _texts: &'a [String]) -> Option<LocalBoxFuture<'a, Result<Vec<Vec<f32>>>>> {
+        None
+    }
+
+    /// Extracts memory candidates from a session's new `turns` under
+    /// `strategy` with the host's model (a JS hook, an LLM endpoint).
+    /// `None`: the offline rules (or, for the summary strategy, the
+    /// summarizer) run instead.
+    fn extract<'a>(&'a self, _strategy: &'a Strategy, _turns: &'a [Message]) -> Option<LocalBoxFuture<'a, Result<Vec<Candidate>>>> {
         None
     }
 

@@ -22,6 +22,11 @@ pub(super) struct TestServices {
     pub(super) upstream: Option<std::collections::BTreeMap<String, Result<String>>>,
     /// Upstream calls made.
     pub(super) upstream_calls: std::cell::Cell<usize>,
+    /// The extractor hook: `None` the offline rules; `Some(Ok(json))` the
+    /// hook answers `json`; `Some(Err(()))` it throws.
+    pub(super) extractor: Option<std::result::Result<String, ()>>,
+    /// Extractor calls made.
+    pub(super) extract_calls: std::cell::Cell<usize>,
 }
 
 impl services::Services for TestServices {
@@ -45,6 +50,17 @@ impl services::Services for TestServices {
     fn summarize<'a>(&'a self, _: &'a [crate::core::session::Message], _: Option<&'a str>, _: usize) -> Option<futures_util::future::LocalBoxFuture<'a, Result<String>>> {
         let answer = self.hook.clone()?;
         Some(Box::pin(async move { answer.map_err(|()| Error::HookFailed { hook: "summarizer".into(), reason: "the hook threw: model overloaded".into() }) }))
+    }
+
+    fn extract<'a>(&'a self, _: &'a crate::core::extract::Strategy, turns: &'a [crate::core::session::Message]) -> Option<futures_util::future::LocalBoxFuture<'a, Result<Vec<crate::core::extract::Candidate>>>> {
+        let answer = self.extractor.clone()?;
+        self.extract_calls.set(self.extract_calls.get() + 1);
+        Some(Box::pin(async move {
+            match answer {
+                Ok(json) => crate::api::extraction::candidates_from_json(&json, turns),
+                Err(()) => Err(Error::HookFailed { hook: "extractor".into(), reason: "the hook threw: model overloaded".into() }),
+            }
+        }))
     }
 
     fn fetch_service<'a>(&'a self, _agent_id: &'a str, service: &'a str) -> Option<futures_util::future::LocalBoxFuture<'a, Result<String>>> {

@@ -113,6 +113,9 @@ pub fn session_from_put(
     s.data = body.data;
     s.context = body.context;
     s.tokens = body.tokens.unwrap_or(0);
+    // Checked here, where a bad one can be answered; background extraction
+    // then never meets a strategy it cannot run.
+    crate::core::extract::Strategy::parse(body.long_term_memory_strategy.as_ref())?;
     s.long_term_memory_strategy = body.long_term_memory_strategy;
     s.ttl_seconds = body.ttl_seconds;
     s.data_schema_version = body.data_schema_version;

@@ -53,6 +53,10 @@ codes! {
         /// A migration's write-back found the state at another version than
         /// it migrated from (someone else wrote or migrated it): read again.
         SchemaVersionChanged => "schema_version_changed",
+        /// A session's extraction watermark moved between a pass's read and
+        /// its commit (another pass committed first): nothing was applied,
+        /// and the next pass starts from the new watermark.
+        ExtractionStale => "extraction_stale",
     }
 }
 

@@ -13,7 +13,7 @@
 use serde::Serialize;
 
 use crate::core::agent_state::AgentStateOp;
-use crate::core::engine::{HistoryOp, LogEntry, Op};
+use crate::core::engine::{ExtractionOp, HistoryOp, LogEntry, Op};
 use crate::core::error::{Error, Result};
 use crate::core::ledger::LedgerOp;
 use crate::core::limits;
@@ -26,7 +26,7 @@ pub use subscription::{resync_notice, Offer, Subscription, CLOSE_SLOW_CONSUMER};
 
 /// Every event kind, `area.verb`. The list is closed: `index.d.ts` and the
 /// `kinds` filter are checked against it.
-pub const KINDS: [&str; 43] = [
+pub const KINDS: [&str; 44] = [
     "working_memory.updated",
     "working_memory.created",
     "working_memory.appended",
@@ -50,6 +50,7 @@ pub const KINDS: [&str; 43] = [
     "ledger.intent_begun",
     "ledger.intent_completed",
     "long_term_memory.created",
+    "long_term_memory.extracted",
     "long_term_memory.updated",
     "long_term_memory.deleted",
     "episode.recorded",
@@ -157,6 +158,7 @@ pub fn event_of(seq: u64, entry: &LogEntry) -> FeedEvent {
         Op::PrivacySet { .. } => e("privacy.policy_set", ""),
         Op::ConsentGrant { user_id, .. } => e("consent.granted", user_id),
         Op::ConsentRevoke { user_id, .. } => e("consent.revoked", user_id),
+        Op::Extraction(ExtractionOp::Commit { session_id, records, .. }) => e("long_term_memory.extracted", session_id).many(records.iter().map(|r| r.record.id.as_str())),
         Op::Service(s) => match s {
             ServiceOp::Register { service, .. } => e("service_cache.registered", service),
             ServiceOp::Put { agent_id, service, written: false, .. } => e("service_cache.refreshed", agent_id).many([service.as_str()].into_iter()),

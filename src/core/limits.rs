@@ -466,6 +466,33 @@ limits! {
     pub const DECISION_PAGE_LIMIT_MAX: usize = 1_000;
     /// Default page size of the decision log.
     pub const DECISION_PAGE_LIMIT_DEFAULT: usize = 100;
+
+    // Background extraction (issue 14).
+
+    /// New turns one extraction pass reads from a session; a longer backlog
+    /// takes several passes.
+    pub const EXTRACT_TURNS_PER_PASS_MAX: usize = 64;
+    /// Records one extraction pass may commit.
+    pub const EXTRACT_RECORDS_PER_PASS_MAX: usize = 256;
+    /// Sessions one wake-up extracts; the rest wait for the next wake-up.
+    pub const EXTRACT_SESSIONS_PER_PASS_MAX: usize = 8;
+    /// Quiet time after a session's last write before its new turns are
+    /// extracted, so a burst of appends makes one pass.
+    pub const EXTRACT_DEBOUNCE_MS: u64 = 2_000;
+    /// Attempts of a failing extractor (or embedder) hook on one session before
+    /// the failure is surfaced as an episode and an event; the pass is tried
+    /// again after the session's next write.
+    pub const EXTRACT_ATTEMPTS_MAX: u32 = 5;
+    /// The first retry delay of a failing extraction pass; it doubles with each
+    /// attempt.
+    pub const EXTRACT_RETRY_BASE_MS: u64 = 1_000;
+    /// Tokens of the rolling summary the summary strategy keeps per session.
+    pub const EXTRACT_SUMMARY_TOKENS_MAX: usize = 400;
+    /// Characters of a failed pass's error kept in the episode that reports it.
+    pub const EXTRACT_ERROR_CHARS_MAX: usize = 500;
+    /// Rounds of passes one `flushExtraction` runs (each round up to
+    /// [`EXTRACT_SESSIONS_PER_PASS_MAX`] sessions).
+    pub const EXTRACT_FLUSH_ROUNDS_MAX: usize = 1_000;
     /// Users with a consent record in one tenant.
     pub const CONSENTS_MAX: usize = 1_000_000;
     /// Required clauses in one agent's guardrails.

@@ -14,6 +14,7 @@ pub mod engine;
 pub mod episodes;
 pub mod error;
 pub mod exact_json;
+pub mod extract;
 pub mod feed;
 pub mod history;
 pub mod ids;

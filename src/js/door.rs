@@ -55,12 +55,34 @@ impl MemoryCore {
     }
 }
 
+#[wasm_bindgen]
+impl MemoryCore {
+    /// Runs the background extraction passes that are due (with `flush`,
+    /// every waiting session at once) through the `extractor` and
+    /// `embedder` hooks, if given. Resolves to the JSON text of
+    /// `{"sessions", "created", "duplicates", "failed", "without_consent",
+    /// "next_due"}`: `next_due` is when to run again (ms), or null.
+    #[wasm_bindgen(js_name = runExtraction)]
+    pub fn run_extraction(&self, flush: bool, extractor: JsValue, embedder: JsValue) -> Promise {
+        promise(&self.inner, move |inner| async move {
+            let fetcher = inner.fetcher.borrow().clone();
+            let services = JsServices { summarizer: None, embedder: optional_fn("embedder", embedder)?, fetcher, extractor: optional_fn("extractor", extractor)? };
+            let now = inner.now()?;
+            let report = api::extraction::run_due(&inner.store, &services, now, flush).await.map_err(|e| to_js_error(&e))?;
+            let next = api::extraction::next_due(&inner.store, inner.now()?).await.map_err(|e| to_js_error(&e))?;
+            let mut v = report.to_json();
+            v["next_due"] = serde_json::json!(next);
+            json_text(&v)
+        })
+    }
+}
+
 /// Runs one route for [`MemoryCore::call`] and [`MemoryCore::call_bytes`].
 #[allow(clippy::too_many_arguments)]
 async fn route(inner: &Inner, method: String, path: String, query: String, body_json: String, summarizer: JsValue, embedder: JsValue, vectors: Option<Vec<f32>>) -> Result<api::Response, JsValue> {
     check_body(&body_json)?;
     let fetcher = inner.fetcher.borrow().clone();
-    let services = JsServices { summarizer: optional_fn("summarizer", summarizer)?, embedder: optional_fn("embedder", embedder)?, fetcher };
+    let services = JsServices { summarizer: optional_fn("summarizer", summarizer)?, embedder: optional_fn("embedder", embedder)?, fetcher, extractor: None };
     let req = api::Request { method: &method, path: &path, query: api::parse_query(&query), body: body_json.as_bytes() };
     let mut rand = random_bits;
     let mut ctx = ctx(inner, &mut rand, &services)?;

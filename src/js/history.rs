@@ -12,6 +12,7 @@ use wasm_bindgen_futures::JsFuture;
 use super::to_js_error;
 use crate::api::services::Services;
 use crate::core::error::{Error, Result};
+use crate::core::extract::{Candidate, Strategy};
 use crate::core::session::Message;
 use crate::core::tokenizer::{Encoding, EncodingName};
 
@@ -25,6 +26,9 @@ pub(super) struct JsServices {
     pub(super) embedder: Option<Function>,
     /// `(agentId, service) => Promise<string>`: the service-state upstream.
     pub(super) fetcher: Option<Function>,
+    /// `(requestJson) => Promise<string>`: the extractor hook, wrapped by
+    /// the npm package (it parses the request and stringifies the answer).
+    pub(super) extractor: Option<Function>,
 }
 
 /// `undefined`/`null` or a function, else a typed error.
@@ -79,6 +83,18 @@ impl Services for JsServices {
                     v.dyn_into::<js_sys::Float32Array>().map(|a| a.to_vec()).map_err(|_| fail("each vector must be a Float32Array".into()))
                 })
                 .collect()
+        }))
+    }
+
+    fn extract<'a>(&'a self, strategy: &'a Strategy, turns: &'a [Message]) -> Option<LocalBoxFuture<'a, Result<Vec<Candidate>>>> {
+        let f = self.extractor.clone()?;
+        Some(Box::pin(async move {
+            let fail = |reason: String| Error::HookFailed { hook: "extractor".into(), reason };
+            let request = crate::api::extraction::hook_request_json(strategy, turns)?;
+            let out = f.call1(&JsValue::NULL, &JsValue::from_str(&request)).map_err(|e| fail(js_reason(&e)))?;
+            let out = JsFuture::from(Promise::resolve(&out)).await.map_err(|e| fail(js_reason(&e)))?;
+            let text = out.as_string().ok_or_else(|| fail("resolved to something other than JSON text".into()))?;
+            crate::api::extraction::candidates_from_json(&text, turns)
         }))
     }
 

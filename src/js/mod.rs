@@ -115,7 +115,7 @@ impl MemoryCore {
             check_body(&body_json)?;
             let mut rand = random_bits;
             // No hooks, but the encodings JS has loaded (an append may count).
-            let services = history::JsServices { summarizer: None, embedder: None, fetcher: None };
+            let services = history::JsServices { summarizer: None, embedder: None, fetcher: None, extractor: None };
             let mut ctx = door::ctx(&inner, &mut rand, &services)?;
             let (store, id, body) = (&inner.store, session_id.as_str(), body_json.as_bytes());
             let v = match kind {

@@ -224,9 +224,15 @@ pub type Listener = Box<dyn Fn(&FeedEvent)>;
 pub struct Counters {
     tool_cache_hits: std::cell::Cell<u64>,
     tool_cache_misses: std::cell::Cell<u64>,
+    extraction_retries: RefCell<crate::core::extract::Retries>,
 }
 
 impl Counters {
+    /// Failed extraction passes awaiting a retry.
+    pub fn extraction_retries(&self) -> std::cell::RefMut<'_, crate::core::extract::Retries> {
+        self.extraction_retries.borrow_mut()
+    }
+
     /// Counts one tool-cache lookup.
     pub fn tool_cache(&self, hit: bool) {
         let c = if hit { &self.tool_cache_hits } else { &self.tool_cache_misses };

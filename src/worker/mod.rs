@@ -306,7 +306,8 @@ impl DurableObject for MemoryObject {
         let run = async {
             let store = self.store().await?;
             self.alarm_at.set(None);
-            let next = api::wake(&store, now_ms()).await?;
+            let services = services::WorkerServices { env: &self.env };
+            let next = api::wake(&store, &services, now_ms()).await?;
             self.schedule(next).await
         };
         match run.await {

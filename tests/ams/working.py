@@ -3,11 +3,13 @@ gauges and `memory_prompt` with a session, through agent-memory-client."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
 from agent_memory_client import MemoryAPIClient, MemoryNotFoundError
-from agent_memory_client.models import MemoryMessage, WorkingMemory
+from agent_memory_client.filters import UserId
+from agent_memory_client.models import MemoryMessage, MemoryStrategyConfig, WorkingMemory
 
 from harness import RUN, Runner, ago, close_in_time, conversation, eq, msg_text
 
@@ -17,6 +19,8 @@ AMS_SUMMARIZATION_THRESHOLD = 0.7
 # A window small enough that the conversation below crosses the threshold.
 SMALL_WINDOW_TOKENS = 500
 SUMMARIZED_TURNS = 30
+# The debounce (EXTRACT_DEBOUNCE_MS) plus the alarm's pass, with room for a loaded machine.
+EXTRACTION_WAIT_S = 20.0
 
 
 async def working_part(c: MemoryAPIClient, r: Runner, ns: str) -> None:
@@ -187,6 +191,32 @@ async def working_part(c: MemoryAPIClient, r: Runner, ns: str) -> None:
         page = await c.list_sessions()
         assert sid not in page.sessions, f"deleted session still listed: {page.sessions}"
 
+    async def extraction_strategy() -> None:
+        # AMS extracts long-term memories from a session in the background,
+        # per its `long_term_memory_strategy`; a client then finds them by
+        # searching. edgemem does it on the Durable Object's alarm.
+        esid, euser = f"extract-{RUN}", f"extract-user-{RUN}"
+        turns = [
+            MemoryMessage(role="user", content="Hello!"),
+            MemoryMessage(role="user", content="I prefer aisle seats on long flights."),
+            MemoryMessage(role="assistant", content="Noted, aisle seats from now on."),
+        ]
+        wm = WorkingMemory(session_id=esid, messages=turns, user_id=euser, long_term_memory_strategy=MemoryStrategyConfig(strategy="discrete"))
+        await c.put_working_memory(esid, wm, user_id=euser)
+        deadline = time.time() + EXTRACTION_WAIT_S
+        while True:
+            res = await c.search_long_term_memory(text="which seats does the user like", user_id=UserId(eq=euser), limit=10)
+            if res.memories or time.time() > deadline:
+                break
+            await asyncio.sleep(0.25)
+        texts = [m.text for m in res.memories]
+        assert any("aisle" in t.lower() for t in texts), f"no extracted memory about aisle seats within {EXTRACTION_WAIT_S} s: {texts}"
+        assert not any("hello" in t.lower() for t in texts), f"a greeting was extracted: {texts}"
+        m = next(m for m in res.memories if "aisle" in m.text.lower())
+        eq(m.session_id, esid, "session_id")
+        eq(m.user_id, euser, "user_id")
+        eq(m.extracted_from, [turns[1].id], "extracted_from")
+
     async def missing_404() -> None:
         try:
             await c.get_working_memory(f"missing-{RUN}")
@@ -214,6 +244,7 @@ async def working_part(c: MemoryAPIClient, r: Runner, ns: str) -> None:
         ("working/memory_prompt puts the summary first", prompt_summary_first),
         ("working/delete", delete),
         ("working/missing session raises MemoryNotFoundError", missing_404),
+        ("working/long_term_memory_strategy extracts memories a search finds", extraction_strategy),
     ]:
         await r.check(name, fn)
 

@@ -103,15 +103,14 @@ async function main(): Promise<void> {
   // @ts-expect-error: neither model nor windowTokens
   await memory.prompt({ sessionId: "chat-1", query: "what did I say?" });
 
-  // Semantic and hybrid search need a text or a vector; keyword ranks by text.
+  // Semantic and hybrid search embed a text or take a vector; keyword ranks
+  // by text; with neither, a filter-only listing.
   const query: SearchQuery = { text: "window seat", limit: 3 };
   const hits = await memory.longTerm.search(query);
   await memory.longTerm.search({ mode: "hybrid", vector: new Float32Array(8), user_id: { eq: "u1" } });
   await memory.longTerm.search({ mode: "keyword", text: "train" });
   use(hits.memories[0]?.score);
-  // @ts-expect-error: semantic search without a text or a vector
   await memory.longTerm.search({ limit: 3 });
-  // @ts-expect-error: hybrid search without a text or a vector
   await memory.longTerm.search({ mode: "hybrid", topics: { any: ["travel"] } });
 
   const index = new VectorIndex({ dim: 8, metric: "cosine", linksMax: 16, efSearch: 64 });

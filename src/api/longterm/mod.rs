@@ -197,7 +197,8 @@ pub async fn search<B: Backend>(store: &Store<B>, services: &dyn Services, body:
     let vector = match (body.mode, vector) {
         (Mode::Keyword, _) => None,
         (_, Some(v)) => Some(v),
-        (_, None) if body.text.trim().is_empty() => return Err(Error::invalid("text", "semantic and hybrid search need a text or a vector")),
+        // No text: a filter-only listing (AMS answers one too), nothing to embed.
+        (_, None) if body.text.trim().is_empty() => None,
         (_, None) => embed_texts(store, services, std::slice::from_ref(&body.text)).await?.pop(),
     };
     let req = SearchRequest {

@@ -78,10 +78,20 @@ fn search_modes_filters_and_scores() {
         (r#"{"text": "x", "limit": 101}"#, "invalid_input"),
         (r#"{"text": "x", "topics": {"like": "a"}}"#, "invalid_input"),
         (r#"{"text": "x", "hybrid_alpha": 2, "search_mode": "hybrid"}"#, "invalid_input"),
-        (r#"{"text": ""}"#, "invalid_input"),
     ] {
         assert_eq!(api.call("POST", "/v1/long-term-memory/search", body).body["code"], code, "{body}");
     }
+    // No text: a filter-only listing, newest first (AMS answers one too).
+    let all = api.call("POST", "/v1/long-term-memory/search", r#"{"text": "", "limit": 100}"#);
+    assert_eq!(all.status, 200, "{}", all.body);
+    let listed = all.body["memories"].as_array().unwrap();
+    assert_eq!(all.body["total"].as_u64(), Some(listed.len() as u64));
+    assert!(!listed.is_empty());
+    let created: Vec<&str> = listed.iter().map(|m| m["created_at"].as_str().unwrap()).collect();
+    assert!(created.windows(2).all(|w| w[0] >= w[1]), "newest first: {created:?}");
+    let one = api.call("POST", "/v1/long-term-memory/search", r#"{"text": "", "user_id": {"eq": "rui"}}"#);
+    let ids: Vec<&str> = one.body["memories"].as_array().unwrap().iter().map(|m| m["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, vec!["darkmode"], "filters apply: {}", one.body);
 }
 
 #[test]
@@ -225,7 +235,7 @@ fn background_passes_merge_what_writes_cannot() {
     let wake = now_or_never(crate::api::next_wake(&api.store, api.now)).unwrap().unwrap();
     assert_eq!(wake, Some(api.now + limits::LTM_COMPACT_DELAY_MS), "a merge is due: wake after the quiet time");
     api.now += limits::LTM_COMPACT_DELAY_MS;
-    let next = now_or_never(crate::api::wake(&api.store, api.now)).unwrap().unwrap();
+    let next = now_or_never(crate::api::wake(&api.store, &crate::api::services::Offline, api.now)).unwrap().unwrap();
     assert_eq!(segments(&api), 2, "merged into one graph beside the flat segment");
     assert_eq!(next, None, "nothing left to do and no TTL: no further wake");
     let s = api.call("POST", "/v1/long-term-memory/search", r#"{"text": "memory 4242", "search_mode": "keyword", "limit": 1}"#);

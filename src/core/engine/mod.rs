@@ -23,11 +23,13 @@ use crate::core::service_cache::{ServiceApplied, ServiceCache, ServiceOp};
 use crate::core::session::{validate_id, validate_messages, Message, Session};
 use crate::core::time::Millis;
 
+mod extraction;
 mod history;
 // A child of the engine, not a sibling: it builds engine ops and states, and
 // the engine calls it on load, so as siblings the two would depend on each other.
 pub mod migrate;
 
+pub use extraction::{Committed, ExtractionOp, Pending, Watermark};
 pub use history::{HistoryApplied, HistoryOp, HistoryState};
 
 /// A mutation. Ops are logged before they are acknowledged and replayed on
@@ -91,6 +93,9 @@ pub enum Op {
         #[serde(default)]
         session_user_id: Option<String>,
     },
+    /// Background extraction: a pass's memories and the session's new
+    /// watermark, in one op.
+    Extraction(ExtractionOp),
 }
 
 /// What an applied op did.
@@ -114,6 +119,7 @@ pub enum Applied {
     Privacy(Policy),
     Consent { user_id: String, record: ConsentRecord },
     ConsentRevoked { user_id: String, had_consent: bool, memories: usize, episodes: usize },
+    Extracted(Committed),
 }
 
 /// What one append added to a session.
@@ -172,6 +178,9 @@ struct SnapshotV1 {
     /// Added within schema v1 (issue 13), default: the default policy.
     #[serde(default)]
     privacy: Privacy,
+    /// Added within schema v1 (issue 14), default: no pass has committed.
+    #[serde(default)]
+    extraction: BTreeMap<String, Watermark>,
 }
 
 /// [`SnapshotV1`] borrowed from a live engine: the same bytes, fewer copies
@@ -188,6 +197,7 @@ struct SnapshotV1Ref<'a> {
     agent_state: &'a AgentState,
     decisions: &'a BTreeMap<String, DecisionLog>,
     privacy: &'a Privacy,
+    extraction: &'a BTreeMap<String, Watermark>,
 }
 
 /// The in-memory state of one tenant.
@@ -208,6 +218,8 @@ pub struct Engine {
     /// Decision logs by session id; a log goes with its session.
     decisions: BTreeMap<String, DecisionLog>,
     privacy: Privacy,
+    /// Extraction watermarks by session id; one goes with its session.
+    extraction: BTreeMap<String, Watermark>,
 }
 
 impl Engine {
@@ -242,8 +254,10 @@ impl Engine {
                 } else {
                     next.created_at = now;
                     // A new session (or one whose TTL ran out before a
-                    // sweep) starts with an empty decision log.
+                    // sweep) starts with an empty decision log, and nothing
+                    // of it extracted.
                     self.decisions.remove(&session.session_id);
+                    self.extraction.remove(&session.session_id);
                 }
                 next.touch(now);
                 self.insert(next.clone());
@@ -346,6 +360,7 @@ impl Engine {
                 Applied::ConsentRevoked { user_id: user_id.clone(), had_consent, memories, episodes }
             }
             Op::EpisodeRecord { episode } => Applied::EpisodeRecorded(self.episodes.record(episode.clone(), now)?),
+            Op::Extraction(op) => Applied::Extracted(self.apply_extraction(op, now)?),
             Op::EpisodesConfigure { config } => Applied::EpisodesDropped { count: self.episodes.configure(*config)? },
             Op::EpisodesExpire => Applied::EpisodesDropped { count: self.episodes.expire(now) },
             Op::Service(op) => Applied::Service(self.services.apply(op, now)?),
@@ -394,6 +409,7 @@ impl Engine {
     fn remove(&mut self, session_id: &str) {
         self.history.forget_session(session_id);
         self.decisions.remove(session_id);
+        self.extraction.remove(session_id);
         self.unindex(session_id);
     }
 
@@ -511,6 +527,7 @@ impl Engine {
             agent_state: &self.agent_state,
             decisions: &self.decisions,
             privacy: &self.privacy,
+            extraction: &self.extraction,
         };
         // Positional, like log records: structs as arrays, no field names
         // (the ledger's transfers were 232 bytes each with names). A
@@ -531,7 +548,7 @@ impl Engine {
             SCHEMA_VERSION => crate::core::msgpack::from_slice(body).map_err(|e| Error::SnapshotCorrupt { reason: format!("body: {e}") })?,
             older => {
                 let (last_seq, sessions) = migrate::snapshot_to_current(older, body)?;
-                SnapshotV1 { last_seq, sessions, ledger: LedgerSnapshot::default(), history: HistoryState::default(), longterm: LongTermSnapshot::default(), episodes: EpisodicLog::default(), services: ServiceCache::default(), agent_state: AgentState::default(), decisions: BTreeMap::new(), privacy: Privacy::default() }
+                SnapshotV1 { last_seq, sessions, ledger: LedgerSnapshot::default(), history: HistoryState::default(), longterm: LongTermSnapshot::default(), episodes: EpisodicLog::default(), services: ServiceCache::default(), agent_state: AgentState::default(), decisions: BTreeMap::new(), privacy: Privacy::default(), extraction: BTreeMap::new() }
             }
         };
         if v1.sessions.len() > limits::SESSIONS_MAX {
@@ -562,6 +579,10 @@ impl Engine {
         }
         engine.decisions = v1.decisions;
         engine.privacy = v1.privacy;
+        if let Some(orphan) = v1.extraction.keys().find(|id| !engine.sessions.contains_key(*id)) {
+            return Err(Error::SnapshotCorrupt { reason: format!("extraction watermark of a missing session {orphan:?}") });
+        }
+        engine.extraction = v1.extraction;
         Ok(engine)
     }
 }

@@ -255,6 +255,7 @@ fn owned_snapshot(e: &Engine) -> SnapshotV1 {
         agent_state: e.agent_state.clone(),
         decisions: e.decisions.clone(),
         privacy: e.privacy.clone(),
+        extraction: e.extraction.clone(),
     }
 }
 

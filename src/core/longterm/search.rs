@@ -158,7 +158,18 @@ impl LongTerm {
             self.bm25.search(req.text, depth, filter, &mut Bm25Scratch::default(), out)
         };
 
+        // No text and no vector: a filter-only listing, newest first, as AMS
+        // answers a search without text (browsing a user's memories).
+        let browse = req.text.trim().is_empty() && req.vector.is_none();
         let mut hits: Vec<Scored> = match req.mode {
+            _ if browse => {
+                let mut keys: Vec<(Millis, &str, u64)> = match &matched {
+                    Some(m) => m.iter().filter_map(|k| self.records.get(k).map(|r| (r.created_at, r.id.as_str(), *k))).collect(),
+                    None => self.records.iter().map(|(k, r)| (r.created_at, r.id.as_str(), *k)).collect(),
+                };
+                keys.sort_unstable_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+                keys.into_iter().map(|(_, _, key)| Scored { key, dist: 0.0, score: 0.0, segment: None }).collect()
+            }
             Mode::Semantic => {
                 let mut out = Vec::new();
                 semantic(&mut out)?;

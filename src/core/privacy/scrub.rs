@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 
 use super::{find_secrets, is_secret_field, redact_secrets, Anonymizer, PseudonymKey, Report, SecretKind};
 use crate::core::consent::{Policy, Privacy, SecretsMode};
-use crate::core::engine::{HistoryOp, Op};
+use crate::core::engine::{ExtractionOp, HistoryOp, Op};
 use crate::core::error::{Error, Result};
 use crate::core::ledger::LedgerOp;
 use crate::core::limits;
@@ -272,7 +272,7 @@ impl<'a> Scrubber<'a> {
                     }
                 }
             }
-            Op::Ltm(LtmOp::Create { records, .. }) => {
+            Op::Ltm(LtmOp::Create { records, .. }) | Op::Extraction(ExtractionOp::Commit { records, .. }) => {
                 for r in records {
                     let rec = &mut r.record;
                     self.long_term("text", &mut rec.text)?;

@@ -917,7 +917,7 @@ fn fuzz_json_api() {
             assert_eq!(answer["code"], "encoding_not_loaded", "{answer}");
         }
         if count % 100 == 0 {
-            run(api::wake(&api.store, api.now)).unwrap_or_else(|e| panic!("wake: {e}"));
+            run(api::wake(&api.store, &api::services::Offline, api.now)).unwrap_or_else(|e| panic!("wake: {e}"));
         }
         if count % 250 == 0 {
             // Every logged op replays to the live state.
