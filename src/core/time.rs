@@ -44,7 +44,7 @@ pub fn parse_rfc3339(field: &str, s: &str) -> Result<Millis> {
     }
     let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
     let (h, mi, se) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    if !(1..=12).contains(&mo) || d == 0 || d > days_in_month(y, mo) || h > 23 || mi > 59 || se > 60 {
+    if !(1..=12).contains(&mo) || d == 0 || d > days_in_month(i64::from(y), mo) || h > 23 || mi > 59 || se > 60 {
         return Err(bad("field out of range"));
     }
     let mut i = 19;
@@ -92,11 +92,12 @@ pub fn parse_rfc3339(field: &str, s: &str) -> Result<Millis> {
     Ok(ms as u64)
 }
 
-fn is_leap(y: u32) -> bool {
+fn is_leap(y: i64) -> bool {
     (y % 4 == 0 && y % 100 != 0) || y % 400 == 0
 }
 
-fn days_in_month(y: u32, m: u32) -> u32 {
+/// Days in month `m` (1 to 12) of year `y`, proleptic Gregorian.
+pub(crate) fn days_in_month(y: i64, m: u32) -> u32 {
     match m {
         2 if is_leap(y) => 29,
         2 => 28,
@@ -107,7 +108,8 @@ fn days_in_month(y: u32, m: u32) -> u32 {
 
 // Howard Hinnant's days_from_civil / civil_from_days: exact for the proleptic
 // Gregorian calendar, no tables.
-fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+/// Days since 1970-01-01 of a civil date (not checked: see [`days_in_month`]).
+pub(crate) fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };
     let era = y.div_euclid(400);
     let yoe = y - era * 400;
@@ -117,7 +119,8 @@ fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
+/// The civil date `(year, month, day)` of a day number since 1970-01-01.
+pub(crate) fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let z = z + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;

@@ -12,7 +12,7 @@
 
 use super::lexicon::small_number;
 use super::Word;
-use crate::core::time::{Millis, MILLIS_MAX};
+use crate::core::time::{civil_from_days as civil, days_from_civil, days_in_month, Millis, MILLIS_MAX};
 
 const DAY_MS: u64 = 86_400_000;
 
@@ -239,41 +239,11 @@ fn to_millis(day: i64) -> Option<Millis> {
     (ms <= MILLIS_MAX).then_some(ms)
 }
 
-fn is_leap(y: i64) -> bool {
-    (y % 4 == 0 && y % 100 != 0) || y % 400 == 0
-}
-
-fn days_in_month(y: i64, m: u32) -> u32 {
-    match m {
-        2 if is_leap(y) => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    }
-}
-
-/// Day number of a valid civil date (Howard Hinnant's days_from_civil, as
-/// in `time.rs`, which keeps its copy private).
+/// Day number of a valid civil date.
 fn days(y: i64, m: u32, d: u32) -> Option<i64> {
     if !(1..=12).contains(&m) || d == 0 || d > days_in_month(y, m) {
         return None;
     }
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let m = i64::from(m);
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(d) - 1;
-    Some(era * 146_097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719_468)
+    Some(days_from_civil(y, m, d))
 }
 
-fn civil(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
-}
