@@ -878,6 +878,12 @@ export interface ExtractionReport {
   created: number;
   /** Memories skipped because a live memory has the same hash. */
   duplicates: number;
+  /**
+   * Older memories that a new one about the same subject (the same user)
+   * contradicted: kept, with `metadata.superseded_by`, and no longer found
+   * by search.
+   */
+  superseded: number;
   /** Passes that failed; they are retried with backoff. */
   failed: number;
   /** Passes over a user without consent (under `require_consent`): nothing stored. */

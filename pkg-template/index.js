@@ -412,7 +412,7 @@ class ExtractionQueue {
 
   #run(flush) {
     const run = this.#running.catch(() => {}).then(async () => {
-      if (this.#closed) return { sessions: 0, created: 0, duplicates: 0, failed: 0, without_consent: 0, next_due: null };
+      if (this.#closed) return { sessions: 0, created: 0, duplicates: 0, superseded: 0, failed: 0, without_consent: 0, next_due: null };
       const r = JSON.parse(await call(() => this.#core.runExtraction(flush, this.#extractor, this.#embedder)));
       if (r.next_due !== null && !this.#closed) this.kick(r.next_due - this.#clock());
       return r;
@@ -423,7 +423,7 @@ class ExtractionQueue {
 
   async flush() {
     clearTimeout(this.#timer);
-    const total = { sessions: 0, created: 0, duplicates: 0, failed: 0, without_consent: 0 };
+    const total = { sessions: 0, created: 0, duplicates: 0, superseded: 0, failed: 0, without_consent: 0 };
     // Each round takes a bounded number of sessions and turns; rounds go on
     // while they commit something (a failing hook stops the loop).
     for (let round = 0; round < LIMITS.EXTRACT_FLUSH_ROUNDS_MAX; round++) {

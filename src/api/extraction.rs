@@ -36,6 +36,8 @@ pub struct PassReport {
     pub created: usize,
     /// Candidates skipped because a live record has the same hash.
     pub duplicates: usize,
+    /// Older records that a new one about the same subject superseded.
+    pub superseded: usize,
     /// Passes that failed (and will be retried, or were given up).
     pub failed: usize,
     /// Passes whose user has not consented (under `require_consent`): the
@@ -46,7 +48,7 @@ pub struct PassReport {
 impl PassReport {
     /// As JSON, for `flushExtraction` and tests.
     pub fn to_json(&self) -> Value {
-        json!({ "sessions": self.sessions, "created": self.created, "duplicates": self.duplicates, "failed": self.failed, "without_consent": self.without_consent })
+        json!({ "sessions": self.sessions, "created": self.created, "duplicates": self.duplicates, "superseded": self.superseded, "failed": self.failed, "without_consent": self.without_consent })
     }
 }
 
@@ -85,6 +87,7 @@ pub async fn run_due<B: Backend>(store: &Store<B>, services: &dyn Services, now:
                 report.sessions += 1;
                 report.created += c.created.len();
                 report.duplicates += c.duplicates.len();
+                report.superseded += c.superseded.len();
             }
             Ok(Outcome::WithoutConsent) => report.without_consent += 1,
             // Another pass committed first: its watermark stands.

@@ -177,3 +177,39 @@ fn the_summary_strategy_keeps_one_rolling_summary_per_session() {
     assert_eq!(second.len(), 1, "replaced, not added");
     assert!(second[0]["text"].as_str().unwrap().contains("pool"), "{}", second[0]["text"]);
 }
+
+#[test]
+fn a_contradicting_preference_supersedes_the_old_one_which_stays_in_history() {
+    let mut api = Api::new();
+    let say = |api: &mut Api, id: &str, text: &str| {
+        let body = json!({"messages": [{"id": id, "role": "user", "content": text}]}).to_string();
+        assert_eq!(api.call("POST", "/v1/working-memory/s1/messages", &body).status, 200);
+        api.now += limits::EXTRACT_DEBOUNCE_MS;
+        wake(api);
+    };
+    put(&mut api, "s1", chat(Some("preferences"), &[]));
+    api.call("PUT", "/v1/working-memory/other", &chat(Some("preferences"), &[]).to_string().replace("\"ana\"", "\"rui\""));
+    say(&mut api, "m1", "I prefer metric units.");
+    let first = memories(&mut api);
+    assert_eq!(first.len(), 1, "{first:?}");
+    assert_eq!(first[0]["metadata"]["subject"], "units");
+    let metric = first[0]["id"].as_str().unwrap().to_owned();
+    // Another user's preference about the same subject is no contradiction.
+    api.call("POST", "/v1/working-memory/other/messages", r#"{"messages": [{"id": "o1", "role": "user", "content": "I prefer imperial units."}]}"#);
+    say(&mut api, "m2", "Actually, I prefer imperial units.");
+    let search = |api: &mut Api| -> Vec<String> {
+        let r = api.call("POST", "/v1/long-term-memory/search", r#"{"text": "units", "search_mode": "keyword", "user_id": {"eq": "ana"}}"#);
+        r.body["memories"].as_array().unwrap().iter().map(|m| m["text"].as_str().unwrap().to_owned()).collect()
+    };
+    assert_eq!(search(&mut api), vec!["User prefers imperial units."], "the old preference is not returned");
+    let old = api.call("GET", &format!("/v1/long-term-memory/{metric}"), "");
+    assert_eq!(old.status, 200, "kept in history");
+    assert!(old.body["metadata"]["superseded_by"].is_string(), "{}", old.body);
+    let rui = api.call("POST", "/v1/long-term-memory/search", r#"{"text": "units", "search_mode": "keyword", "user_id": {"eq": "rui"}}"#);
+    assert_eq!(rui.body["memories"].as_array().unwrap().len(), 1, "the other user's memory stands: {}", rui.body);
+    // Saying the old preference again makes it current again: not a duplicate of the superseded record.
+    say(&mut api, "m3", "I prefer metric units.");
+    assert_eq!(search(&mut api), vec!["User prefers metric units."]);
+    api.reopen();
+    assert_eq!(search(&mut api), vec!["User prefers metric units."], "the marks survive a restart");
+}

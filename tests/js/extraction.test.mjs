@@ -39,8 +39,8 @@ test("flushExtraction runs what waits now, exactly once, and survives a reopen",
   };
   const memory = await Memory.open({ store, extractor });
   await memory.putSession("s1", { long_term_memory_strategy: STRATEGY, messages: [{ id: "a", role: "user", content: "my seat is 12A" }, { id: "b", role: "assistant", content: "ok" }] });
-  assert.deepEqual(await memory.flushExtraction(), { sessions: 1, created: 1, duplicates: 0, failed: 0, without_consent: 0 });
-  assert.deepEqual(await memory.flushExtraction(), { sessions: 0, created: 0, duplicates: 0, failed: 0, without_consent: 0 }, "nothing twice");
+  assert.deepEqual(await memory.flushExtraction(), { sessions: 1, created: 1, duplicates: 0, superseded: 0, failed: 0, without_consent: 0 });
+  assert.deepEqual(await memory.flushExtraction(), { sessions: 0, created: 0, duplicates: 0, superseded: 0, failed: 0, without_consent: 0 }, "nothing twice");
   memory.free();
   const again = await Memory.open({ store, extractor });
   assert.deepEqual((await again.flushExtraction()).sessions, 0, "the watermark is durable");
@@ -99,5 +99,19 @@ test("with no hook the offline rules extract first-person statements", async () 
   const got = await all(memory);
   assert.ok(got.some((m) => /metric units/i.test(m.text) && m.extracted_from.includes("m2")), JSON.stringify(got));
   assert.ok(!got.some((m) => /hi there/i.test(m.text)), "chatter makes no memory");
+  memory.free();
+});
+
+test("a contradicting preference supersedes the old one, which stays readable by id", async () => {
+  const memory = await Memory.open();
+  await memory.putSession("s1", { user_id: "ana", long_term_memory_strategy: { strategy: "preferences" }, messages: [{ id: "m1", role: "user", content: "I prefer window seats." }] });
+  await memory.flushExtraction();
+  const [old] = await all(memory);
+  assert.equal(old.metadata.subject, "seat", JSON.stringify(old));
+  await memory.appendMessages("s1", [{ id: "m2", role: "user", content: "On second thought, I prefer aisle seats." }]);
+  const r = await memory.flushExtraction();
+  assert.equal(r.superseded, 1, JSON.stringify(r));
+  assert.deepEqual((await all(memory)).map((m) => m.extracted_from), [["m2"]], "search finds only the current preference");
+  assert.equal((await memory.longTerm.get(old.id)).metadata.superseded_by, (await all(memory))[0].id);
   memory.free();
 });

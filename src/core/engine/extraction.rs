@@ -53,6 +53,9 @@ pub struct Committed {
     pub created: Vec<String>,
     /// Records skipped because a live record has the same hash.
     pub duplicates: Vec<String>,
+    /// Older records a created one contradicted (same user, same subject):
+    /// kept and marked, no longer found by search.
+    pub superseded: Vec<String>,
     pub through: Watermark,
 }
 
@@ -118,8 +121,16 @@ impl Engine {
                 other => return Err(Error::Internal { detail: format!("extraction create returned {other:?}") }),
             }
         };
+        // A newer statement about the same subject supersedes the older
+        // ones, in the order the pass made them.
+        let mut superseded = Vec::new();
+        for r in records.iter().filter(|r| created.contains(&r.record.id)) {
+            if let Some(subject) = r.record.metadata.get(crate::core::longterm::SUBJECT).and_then(Value::as_str) {
+                superseded.extend(self.longterm.supersede(r.record.user_id.as_deref(), subject, &r.record.id, now));
+            }
+        }
         self.extraction.insert(session_id.clone(), through.clone());
-        Ok(Committed { session_id: session_id.clone(), created, duplicates, through: through.clone() })
+        Ok(Committed { session_id: session_id.clone(), created, duplicates, superseded, through: through.clone() })
     }
 
     /// A session's extraction watermark, if a pass has committed.

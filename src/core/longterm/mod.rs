@@ -12,7 +12,7 @@ pub mod search;
 #[cfg(test)]
 mod tests;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde::{Deserialize, Serialize};
 
@@ -124,13 +124,23 @@ pub struct LongTerm {
     next_key: u64,
     index: Option<VectorIndex>,
     bm25: Bm25Index,
+    /// Keys of records a newer statement superseded (derived from their
+    /// metadata): kept, shown by id, left out of searches and of
+    /// deduplication.
+    superseded: BTreeSet<u64>,
 }
+
+/// The metadata key that marks a superseded record, naming its successor.
+pub const SUPERSEDED_BY: &str = "superseded_by";
+/// The metadata key of what a record is about (set by extraction), so a
+/// newer record about the same subject supersedes it.
+pub const SUBJECT: &str = "subject";
 
 impl Clone for LongTerm {
     fn clone(&self) -> Self {
         // The index has no cheap clone of its graphs; its encoding is exact.
         let index = self.index.as_ref().and_then(|i| VectorIndex::decode(&i.encode()).ok());
-        LongTerm { records: self.records.clone(), ids: self.ids.clone(), hashes: self.hashes.clone(), next_key: self.next_key, index, bm25: self.bm25.clone() }
+        LongTerm { records: self.records.clone(), ids: self.ids.clone(), hashes: self.hashes.clone(), next_key: self.next_key, index, bm25: self.bm25.clone(), superseded: self.superseded.clone() }
     }
 }
 
@@ -149,7 +159,7 @@ fn new_bm25() -> Bm25Index {
 
 impl Default for LongTerm {
     fn default() -> Self {
-        LongTerm { records: BTreeMap::new(), ids: HashMap::new(), hashes: HashMap::new(), next_key: 0, index: None, bm25: new_bm25() }
+        LongTerm { records: BTreeMap::new(), ids: HashMap::new(), hashes: HashMap::new(), next_key: 0, index: None, bm25: new_bm25(), superseded: BTreeSet::new() }
     }
 }
 
@@ -244,7 +254,11 @@ impl LongTerm {
                 let (mut created, mut duplicates) = (Vec::new(), Vec::new());
                 for r in records {
                     if *deduplicate {
-                        let others = self.hashes.get(&r.record.memory_hash).is_some_and(|keys| keys.iter().any(|k| self.records.get(k).is_some_and(|x| x.id != r.record.id)));
+                        // A superseded record does not count: saying an old
+                        // preference again makes it current again.
+                        let others = self.hashes.get(&r.record.memory_hash).is_some_and(|keys| {
+                            keys.iter().any(|k| !self.superseded.contains(k) && self.records.get(k).is_some_and(|x| x.id != r.record.id))
+                        });
                         if others {
                             duplicates.push(r.record.id.clone());
                             continue;
@@ -280,6 +294,7 @@ impl LongTerm {
                 let mut deleted = Vec::new();
                 for id in ids {
                     if let Some(key) = self.ids.remove(id) {
+                        self.superseded.remove(&key);
                         if let Some(r) = self.records.remove(&key) {
                             self.unhash(&r.memory_hash, key);
                         }
@@ -317,8 +332,47 @@ impl LongTerm {
             index.add(key, v)?;
         }
         self.hashes.entry(record.memory_hash.clone()).or_default().push(key);
+        self.mark(key, &record);
         self.records.insert(key, record);
         Ok(())
+    }
+
+    /// Keeps the superseded set in step with a record's metadata.
+    fn mark(&mut self, key: u64, record: &MemoryRecord) {
+        if record.metadata.contains_key(SUPERSEDED_BY) {
+            self.superseded.insert(key);
+        } else {
+            self.superseded.remove(&key);
+        }
+    }
+
+    /// Whether the record under `key` was superseded.
+    pub fn is_superseded(&self, key: u64) -> bool {
+        self.superseded.contains(&key)
+    }
+
+    /// Marks the current records of `user_id` about `subject`, other than
+    /// `by`, as superseded by `by` (at `now`); answers their ids. Part of
+    /// applying an extraction commit, so a replay marks the same records.
+    pub fn supersede(&mut self, user_id: Option<&str>, subject: &str, by: &str, now: Millis) -> Vec<String> {
+        let keys: Vec<u64> = self
+            .records
+            .iter()
+            .filter(|(k, r)| {
+                !self.superseded.contains(k) && r.id != by && r.user_id.as_deref() == user_id && r.metadata.get(SUBJECT).and_then(serde_json::Value::as_str) == Some(subject)
+            })
+            .map(|(k, _)| *k)
+            .collect();
+        let mut ids = Vec::with_capacity(keys.len());
+        for k in keys {
+            if let Some(r) = self.records.get_mut(&k) {
+                r.metadata.insert(SUPERSEDED_BY.into(), serde_json::Value::String(by.to_owned()));
+                r.metadata.insert("superseded_at".into(), serde_json::Value::String(crate::core::time::format_rfc3339(now)));
+                ids.push(r.id.clone());
+                self.superseded.insert(k);
+            }
+        }
+        ids
     }
 
     /// Drops `key` from the keys holding `hash`.
@@ -373,6 +427,7 @@ impl LongTerm {
             }
             lt.bm25.add(k, &r.text).map_err(|e| Error::SnapshotCorrupt { reason: e.to_string() })?;
             lt.hashes.entry(r.memory_hash.clone()).or_default().push(k);
+            lt.mark(k, &r);
             lt.records.insert(k, r);
         }
         if lt.index.as_ref().map_or(0, VectorIndex::len) != lt.records.len() {

@@ -124,10 +124,11 @@ impl LongTerm {
         }
         // Candidates: enough for the page, capped by the index's k bound.
         let k = (req.offset + req.limit).min(limits::VECTOR_K_MAX);
-        let matched: Option<Vec<u64>> = if req.filter.is_empty() {
+        // Superseded records are kept (get by id shows them) but never found.
+        let matched: Option<Vec<u64>> = if req.filter.is_empty() && self.superseded.is_empty() {
             None
         } else {
-            Some(self.records.iter().filter(|(_, r)| req.filter.matches(r)).map(|(k, _)| *k).collect())
+            Some(self.records.iter().filter(|(k, r)| !self.superseded.contains(k) && req.filter.matches(r)).map(|(k, _)| *k).collect())
         };
         if matched.as_ref().is_some_and(Vec::is_empty) || self.records.is_empty() {
             return Ok(SearchResult { hits: Vec::new(), total: 0, exact: true });
