@@ -120,7 +120,15 @@ async fn pass<B: Backend>(store: &Store<B>, services: &dyn Services, p: &Pending
     };
     candidates.truncate(limits::EXTRACT_RECORDS_PER_PASS_MAX);
     let config = p.strategy.get("config").and_then(Value::as_object).cloned().unwrap_or_default();
-    let records = candidates.iter().enumerate().map(|(i, c)| record(p, &strategy, &config, &through, i, c, now)).collect::<Result<Vec<_>>>()?;
+    let mut records = candidates.iter().enumerate().map(|(i, c)| record(p, &strategy, &config, &through, i, c, now)).collect::<Result<Vec<_>>>()?;
+    // AMS's message memories: the turns themselves, searchable from later
+    // sessions, when the strategy's config asks for them.
+    if config.get("index_messages").and_then(Value::as_bool) == Some(true) {
+        for m in p.turns.iter().filter(|m| matches!(m.role.as_str(), "user" | "assistant") && !m.content.trim().is_empty()) {
+            records.push(message_record(p, &strategy, &config, m, now)?);
+        }
+        records.truncate(limits::EXTRACT_RECORDS_PER_PASS_MAX);
+    }
     let mut op = Op::Extraction(ExtractionOp::Commit { session_id: p.session_id.clone(), from: p.from.clone(), through: through.clone(), records });
     // Scrubbed before embedding, as a direct create is.
     store.scrub(&mut op).await?;
@@ -210,6 +218,27 @@ fn record(p: &Pending, strategy: &Strategy, config: &Map<String, Value>, through
     if let Some(s) = &c.subject {
         r.metadata.insert("subject".into(), Value::String(s.clone()));
     }
+    r.refresh_hash();
+    r.validate()?;
+    Ok(NewRecord { record: r, vector: Vec::new() })
+}
+
+/// One turn as a message memory (`memory_type: "message"`), named after
+/// the turn so a pass run again names it the same.
+fn message_record(p: &Pending, strategy: &Strategy, config: &Map<String, Value>, m: &crate::core::session::Message, now: Millis) -> Result<NewRecord> {
+    let digest = Sha256::new().chain_update(p.session_id.as_bytes()).chain_update([1]).chain_update(m.id.as_bytes()).finalize();
+    let mut random = [0u8; 10];
+    random.copy_from_slice(&digest[..10]);
+    let mut r = MemoryRecord::new(ulid(m.created_at, random), m.content.clone(), MemoryType::Message, now);
+    r.created_at = m.created_at;
+    r.session_id = Some(p.session_id.clone());
+    r.user_id = p.user_id.clone();
+    r.namespace = p.namespace.clone();
+    r.extracted_from = vec![m.id.clone()];
+    r.extraction_strategy = strategy.name().to_owned();
+    r.extraction_strategy_config = config.clone();
+    r.persisted_at = Some(now);
+    r.metadata.insert("role".into(), Value::String(m.role.clone()));
     r.refresh_hash();
     r.validate()?;
     Ok(NewRecord { record: r, vector: Vec::new() })

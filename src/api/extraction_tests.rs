@@ -213,3 +213,26 @@ fn a_contradicting_preference_supersedes_the_old_one_which_stays_in_history() {
     api.reopen();
     assert_eq!(search(&mut api), vec!["User prefers metric units."], "the marks survive a restart");
 }
+
+#[test]
+fn message_memories_index_the_turns_themselves_when_asked() {
+    let mut api = Api::new();
+    let mut body = chat(Some("discrete"), &[("user", "I prefer metric units."), ("assistant", "Noted: metric."), ("tool", "{}")]);
+    body["long_term_memory_strategy"]["config"] = json!({"index_messages": true});
+    put(&mut api, "s1", body);
+    api.now += limits::EXTRACT_DEBOUNCE_MS;
+    wake(&mut api);
+    let r = api.call("POST", "/v1/long-term-memory/search", r#"{"text": "", "memory_type": {"eq": "message"}}"#);
+    let got: Vec<(String, String)> = r.body["memories"].as_array().unwrap().iter().map(|m| (m["text"].as_str().unwrap().to_owned(), m["extracted_from"][0].as_str().unwrap().to_owned())).collect();
+    assert_eq!(got.len(), 2, "user and assistant turns, not tool output: {got:?}");
+    assert!(got.contains(&("I prefer metric units.".to_owned(), "m0".to_owned())));
+    assert!(got.contains(&("Noted: metric.".to_owned(), "m1".to_owned())));
+    let semantic = api.call("POST", "/v1/long-term-memory/search", r#"{"text": "", "memory_type": {"eq": "semantic"}}"#);
+    assert_eq!(semantic.body["memories"].as_array().unwrap().len(), 1, "the extracted preference beside them");
+    // Without the flag, no message memories.
+    put(&mut api, "s2", chat(Some("discrete"), &[("user", "hello there")]));
+    api.now += limits::EXTRACT_DEBOUNCE_MS;
+    wake(&mut api);
+    let r = api.call("POST", "/v1/long-term-memory/search", r#"{"text": "", "session_id": {"eq": "s2"}}"#);
+    assert_eq!(r.body["memories"].as_array().unwrap().len(), 0);
+}
