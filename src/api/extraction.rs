@@ -24,6 +24,9 @@ use crate::core::extract::{rules, Candidate, CandidateKind, Strategy, Turn};
 use crate::core::ids::ulid;
 use crate::core::limits;
 use crate::core::longterm::NewRecord;
+use crate::core::longterm::search::Fusion;
+use crate::core::longterm::{Mode, SearchRequest};
+use crate::core::retrieval::filter::{Filter, TagFilter};
 use crate::core::retrieval::record::{MemoryRecord, MemoryType};
 use crate::core::time::Millis;
 use crate::store::{Backend, Store};
@@ -82,11 +85,11 @@ pub async fn run_due<B: Backend>(store: &Store<B>, services: &dyn Services, now:
             continue;
         };
         match pass(store, services, &pending, now).await {
-            Ok(Outcome::Committed(c)) => {
+            Ok(Outcome::Committed(c, near_duplicates)) => {
                 store.counters().extraction_retries().succeeded(&id);
                 report.sessions += 1;
                 report.created += c.created.len();
-                report.duplicates += c.duplicates.len();
+                report.duplicates += c.duplicates.len() + near_duplicates;
                 report.superseded += c.superseded.len();
             }
             Ok(Outcome::WithoutConsent) => report.without_consent += 1,
@@ -105,7 +108,8 @@ pub async fn run_due<B: Backend>(store: &Store<B>, services: &dyn Services, now:
 }
 
 enum Outcome {
-    Committed(Committed),
+    /// With the candidates dropped as near duplicates.
+    Committed(Committed, usize),
     WithoutConsent,
 }
 
@@ -133,17 +137,21 @@ async fn pass<B: Backend>(store: &Store<B>, services: &dyn Services, p: &Pending
     // Scrubbed before embedding, as a direct create is.
     store.scrub(&mut op).await?;
     let Op::Extraction(ExtractionOp::Commit { records: mut new, .. }) = op else { return Err(Error::Internal { detail: "scrub changed the op".into() }) };
+    let mut near_duplicates = 0;
     if !new.is_empty() {
         let vectors = embed_texts(store, services, &new.iter().map(|r| r.record.text.clone()).collect::<Vec<_>>()).await?;
         for (r, v) in new.iter_mut().zip(vectors) {
             r.vector = v;
         }
+        let before = new.len();
+        new = drop_near_duplicates(store, new, now).await?;
+        near_duplicates = before - new.len();
     }
     let commit = |records| Op::Extraction(ExtractionOp::Commit { session_id: p.session_id.clone(), from: p.from.clone(), through: through.clone(), records });
     match store.apply(commit(new), now).await {
         Ok(Applied::Extracted(c)) => {
             store.maintain(|e| e.compact_vectors(limits::LTM_COMPACT_WORK_POINTS_PER_WRITE)).await??;
-            Ok(Outcome::Committed(c))
+            Ok(Outcome::Committed(c, near_duplicates))
         }
         // Consent is not retroactive: the turns said without it are passed
         // over (the watermark moves, nothing is stored).
@@ -154,6 +162,53 @@ async fn pass<B: Backend>(store: &Store<B>, services: &dyn Services, p: &Pending
         Ok(other) => Err(Error::Internal { detail: format!("extraction commit returned {other:?}") }),
         Err(e) => Err(e),
     }
+}
+
+/// Semantic deduplication: an extracted memory as similar as
+/// [`limits::EXTRACT_DEDUP_SIMILARITY_MIN`] to a current memory of the same
+/// user, or to one kept earlier in this pass, is dropped (a paraphrase of
+/// what is known is not news). Message memories and the rolling summary
+/// are kept as they are, and so is a statement about the same subject as
+/// the near record: that is a restatement or a contradiction, which
+/// superseding settles.
+async fn drop_near_duplicates<B: Backend>(store: &Store<B>, records: Vec<NewRecord>, now: Millis) -> Result<Vec<NewRecord>> {
+    let mut kept: Vec<NewRecord> = Vec::with_capacity(records.len());
+    for r in records {
+        if r.record.memory_type == MemoryType::Message || r.record.id.starts_with("summary:") {
+            kept.push(r);
+            continue;
+        }
+        let subject = |x: &MemoryRecord| x.metadata.get(crate::core::longterm::SUBJECT).and_then(Value::as_str).map(str::to_owned);
+        let mine = subject(&r.record);
+        // Near and not about the same subject (or about none).
+        let near = |x: &MemoryRecord| x.user_id == r.record.user_id && x.memory_type != MemoryType::Message && (mine.is_none() || subject(x) != mine);
+        let in_pass = kept.iter().any(|k| near(&k.record) && cosine(&k.vector, &r.vector) >= limits::EXTRACT_DEDUP_SIMILARITY_MIN);
+        let filter = Filter { user_id: r.record.user_id.clone().map(|u| TagFilter { eq: Some(u), ..TagFilter::default() }), ..Filter::default() };
+        let stored = store
+            .read(|e| {
+                let lt = e.longterm();
+                let req = SearchRequest { text: "", vector: Some(&r.vector), mode: Mode::Semantic, fusion: Fusion::Alpha(limits::HYBRID_ALPHA_DEFAULT), filter: &filter, limit: 1, offset: 0, distance_threshold: None, recency: None, ef: None };
+                lt.search(&req, now).map(|found| {
+                    found.hits.first().and_then(|h| lt.record_by_key(h.key).map(|x| (h.score, x.id != r.record.id && near(x))))
+                })
+            })
+            .await??;
+        let known = stored.is_some_and(|(score, other)| other && score >= limits::EXTRACT_DEDUP_SIMILARITY_MIN);
+        if !(in_pass || known) {
+            kept.push(r);
+        }
+    }
+    Ok(kept)
+}
+
+fn cosine(a: &[f32], b: &[f32]) -> f64 {
+    let (mut dot, mut na, mut nb) = (0.0f64, 0.0f64, 0.0f64);
+    for (x, y) in a.iter().zip(b) {
+        dot += f64::from(*x) * f64::from(*y);
+        na += f64::from(*x) * f64::from(*x);
+        nb += f64::from(*y) * f64::from(*y);
+    }
+    if na == 0.0 || nb == 0.0 { 0.0 } else { dot / (na.sqrt() * nb.sqrt()) }
 }
 
 /// The offline default: the rules for facts, preferences and events; the

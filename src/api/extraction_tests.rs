@@ -236,3 +236,22 @@ fn message_memories_index_the_turns_themselves_when_asked() {
     let r = api.call("POST", "/v1/long-term-memory/search", r#"{"text": "", "session_id": {"eq": "s2"}}"#);
     assert_eq!(r.body["memories"].as_array().unwrap().len(), 0);
 }
+
+#[test]
+fn a_paraphrase_of_a_known_memory_is_a_duplicate() {
+    let mut api = Api::new();
+    api.services.extractor = Some(Ok(r#"[{"text": "User is allergic to peanuts."}]"#.into()));
+    put(&mut api, "s1", chat(Some("discrete"), &[("user", "peanuts make me ill")]));
+    api.now += limits::EXTRACT_DEBOUNCE_MS;
+    wake(&mut api);
+    assert_eq!(memories(&mut api).len(), 1);
+    // The same fact, worded a little differently, in the next pass and twice within one.
+    api.services.extractor = Some(Ok(r#"[{"text": "The user is allergic to peanuts!"}, {"text": "the user is allergic to peanuts"}, {"text": "User lives in Porto."}]"#.into()));
+    api.call("POST", "/v1/working-memory/s1/messages", r#"{"messages": [{"id": "m5", "role": "user", "content": "again, peanuts"}]}"#);
+    api.now += limits::EXTRACT_DEBOUNCE_MS;
+    let report = now_or_never(super::extraction::run_due(&api.store, &api.services, api.now, false)).unwrap().unwrap();
+    let texts: Vec<String> = memories(&mut api).iter().map(|m| m["text"].as_str().unwrap().to_owned()).collect();
+    assert_eq!(texts.len(), 2, "only the new fact is stored: {texts:?}");
+    assert!(texts.contains(&"User lives in Porto.".to_owned()));
+    assert_eq!((report.created, report.duplicates), (1, 2), "{report:?}");
+}

@@ -488,6 +488,10 @@ limits! {
     pub const EXTRACT_RETRY_BASE_MS: u64 = 1_000;
     /// Tokens of the rolling summary the summary strategy keeps per session.
     pub const EXTRACT_SUMMARY_TOKENS_MAX: usize = 400;
+    /// Cosine similarity at or above which an extracted memory is a
+    /// duplicate of a current memory of the same user (or of one made
+    /// earlier in the same pass) and is not stored.
+    pub const EXTRACT_DEDUP_SIMILARITY_MIN: f64 = 0.92;
     /// Characters of a failed pass's error kept in the episode that reports it.
     pub const EXTRACT_ERROR_CHARS_MAX: usize = 500;
     /// Rounds of passes one `flushExtraction` runs (each round up to
