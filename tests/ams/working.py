@@ -9,7 +9,7 @@ from typing import Any
 
 from agent_memory_client import MemoryAPIClient, MemoryNotFoundError
 from agent_memory_client.filters import UserId
-from agent_memory_client.models import MemoryMessage, MemoryStrategyConfig, WorkingMemory
+from agent_memory_client.models import ClientMemoryRecord, MemoryMessage, MemoryStrategyConfig, WorkingMemory
 
 from harness import RUN, Runner, ago, close_in_time, conversation, eq, msg_text
 
@@ -217,6 +217,19 @@ async def working_part(c: MemoryAPIClient, r: Runner, ns: str) -> None:
         eq(m.user_id, euser, "user_id")
         eq(m.extracted_from, [turns[1].id], "extracted_from")
 
+    async def promote() -> None:
+        # The client promotes a session's memories by reading the session and
+        # creating them in long-term memory.
+        psid, puser, pid = f"promote-{RUN}", f"promote-user-{RUN}", f"promo-{RUN}"
+        held = ClientMemoryRecord(id=pid, text="The user keeps a sourdough starter called Clint.", user_id=puser, memory_type="semantic", topics=["baking"])
+        await c.put_working_memory(psid, WorkingMemory(session_id=psid, messages=[], memories=[held], user_id=puser), user_id=puser)
+        ack = await c.promote_working_memories_to_long_term(psid)
+        eq(ack.status, "ok", "status")
+        got = await c.get_long_term_memory(pid)
+        assert "sourdough" in got.text, got.text
+        eq(got.user_id, puser, "user_id")
+        eq(got.topics, ["baking"], "topics")
+
     async def missing_404() -> None:
         try:
             await c.get_working_memory(f"missing-{RUN}")
@@ -245,6 +258,7 @@ async def working_part(c: MemoryAPIClient, r: Runner, ns: str) -> None:
         ("working/delete", delete),
         ("working/missing session raises MemoryNotFoundError", missing_404),
         ("working/long_term_memory_strategy extracts memories a search finds", extraction_strategy),
+        ("working/promote_working_memories_to_long_term", promote),
     ]:
         await r.check(name, fn)
 
