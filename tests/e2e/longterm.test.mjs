@@ -201,14 +201,15 @@ async function scenario(page) {
   for (const r of episodic) assert.equal(r.memoryType, "episodic", r.text);
 
   // An empty query is not sent: Search waits for one. A blank query is sent,
-  // and is a typed error that leaves the table as it was.
+  // and lists what the filters admit, newest first, with no error (a search
+  // without text is a filter-only listing, as AMS answers one).
   await page.fill("#ltm-query", "");
   assert.equal(await page.isDisabled("#ltm-search"), true);
   await page.fill("#ltm-query", "   ");
   await page.click("#ltm-search");
   await idle(page);
-  await page.locator('#ltm-status.status-error[data-code="invalid_input"]').waitFor();
-  assert.deepEqual(await rows(page), episodic);
+  assert.equal(await page.locator("#ltm-status.status-error").count(), 0, "a blank query is no error");
+  assert.ok((await rows(page)).length >= 1, "a blank query lists memories");
 
   // Markup in a memory stays text, in the table and the forget list.
   await page.fill("#ltm-text", '<img src=x onerror="window.__ltmInjected=1"><b>bold</b> Sam drinks green tea');
