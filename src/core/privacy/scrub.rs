@@ -204,12 +204,10 @@ impl<'a> Scrubber<'a> {
         // An episode about a user is long-term data about them (revoking
         // consent erases it), so it needs the same consent.
         if let Some(Value::String(u)) = payload.get_mut("user_id") {
+            self.check_consent(Some(u))?;
             let mut sealed = std::mem::take(u);
             self.user_id(&mut sealed);
             *u = sealed;
-            if let (Some(privacy), Some(Value::String(u))) = (self.consent, payload.get("user_id")) {
-                privacy.check_long_term(Some(u))?;
-            }
         }
         for (k, v) in payload.iter_mut() {
             if k == "user_id" {
