@@ -133,21 +133,23 @@ async fn pass<B: Backend>(store: &Store<B>, services: &dyn Services, p: &Pending
         }
         records.truncate(limits::EXTRACT_RECORDS_PER_PASS_MAX);
     }
-    let mut op = Op::Extraction(ExtractionOp::Commit { session_id: p.session_id.clone(), from: p.from.clone(), through: through.clone(), records });
+    let mut op = Op::Extraction(ExtractionOp::Commit { session_id: p.session_id.clone(), from: p.from.clone(), through: through.clone(), records, embedder: None });
     // Scrubbed before embedding, as a direct create is.
     store.scrub(&mut op).await?;
     let Op::Extraction(ExtractionOp::Commit { records: mut new, .. }) = op else { return Err(Error::Internal { detail: "scrub changed the op".into() }) };
     let mut near_duplicates = 0;
+    let mut embedder = None;
     if !new.is_empty() {
-        let vectors = embed_texts(store, services, &new.iter().map(|r| r.record.text.clone()).collect::<Vec<_>>()).await?;
-        for (r, v) in new.iter_mut().zip(vectors) {
+        let e = embed_texts(store, services, &new.iter().map(|r| r.record.text.clone()).collect::<Vec<_>>()).await?;
+        embedder = Some(e.embedder);
+        for (r, v) in new.iter_mut().zip(e.vectors) {
             r.vector = v;
         }
         let before = new.len();
         new = drop_near_duplicates(store, new, now).await?;
         near_duplicates = before - new.len();
     }
-    let commit = |records| Op::Extraction(ExtractionOp::Commit { session_id: p.session_id.clone(), from: p.from.clone(), through: through.clone(), records });
+    let commit = |records| Op::Extraction(ExtractionOp::Commit { session_id: p.session_id.clone(), from: p.from.clone(), through: through.clone(), records, embedder: embedder.clone() });
     match store.apply(commit(new), now).await {
         Ok(Applied::Extracted(c)) => {
             store.maintain(|e| e.compact_vectors(limits::LTM_COMPACT_WORK_POINTS_PER_WRITE)).await??;

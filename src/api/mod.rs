@@ -463,6 +463,7 @@ pub async fn delete_session<B: Backend>(store: &Store<B>, now: Millis, id: &str)
 pub async fn stats<B: Backend>(store: &Store<B>) -> Result<Value> {
     let s = store.stats().await;
     let (sessions, next_expiry) = store.read(|e| (e.session_count(), e.next_expiry())).await?;
+    let (embedder, reembedding) = store.read(|e| (e.longterm().embedder().map(str::to_owned), e.longterm().restaging().map(|(to, staged)| json!({"embedder": to, "staged": staged})))).await?;
     Ok(json!({
         "last_seq": s.last_seq,
         "log_records_since_snapshot": s.log_records_since_snapshot,
@@ -470,6 +471,9 @@ pub async fn stats<B: Backend>(store: &Store<B>) -> Result<Value> {
         "snapshot_bytes": s.snapshot_bytes,
         "sessions": sessions,
         "next_expiry": next_expiry,
+        "long_term_memories": store.read(|e| e.longterm().len()).await?,
+        "embedder": embedder,
+        "reembedding": reembedding,
     }))
 }
 

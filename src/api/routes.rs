@@ -64,6 +64,7 @@ pub const ROUTES: &[Route] = &[
     r("long-term-memory/", &[("POST", Write), ("DELETE", Write)]),
     r("long-term-memory/search", &[("POST", Read)]),
     r("long-term-memory/forget", &[("POST", Write)]),
+    r("long-term-memory/reembed", &[("POST", Write)]),
     r("long-term-memory/{}", &[("GET", Read), ("PATCH", Write)]),
     // Working memory and history.
     r("working-memory/", &[("GET", Read)]),

@@ -14,6 +14,7 @@ use crate::core::budget::{Counter, Estimator};
 use crate::core::error::{Error, Result};
 use crate::core::extract::{Candidate, Strategy};
 use crate::core::history::CountCache;
+use crate::core::retrieval::StaticEmbedder;
 use crate::core::session::Message;
 use crate::core::tokenizer::{Encoding, EncodingName};
 
@@ -31,6 +32,18 @@ pub trait Services {
     /// vector each. `None`: the offline hashed n-gram embedder runs instead.
     fn embed<'a>(&'a self, _texts: &'a [String]) -> Option<LocalBoxFuture<'a, Result<Vec<Vec<f32>>>>> {
         None
+    }
+
+    /// The identity of [`Services::embed`]'s vectors, stored with a
+    /// namespace's vectors so another embedder's never mix with them.
+    fn embedder_name(&self) -> String {
+        "hook".into()
+    }
+
+    /// The distilled static embedder, when the host has its asset: the
+    /// offline default. `None`: the hashed n-gram embedder is the fallback.
+    fn static_embedder(&self) -> LocalBoxFuture<'_, Option<Rc<StaticEmbedder>>> {
+        Box::pin(async { None })
     }
 
     /// Extracts memory candidates from a session's new `turns` under

@@ -69,6 +69,9 @@ codes! {
         NonFinite => "non_finite",
         /// All zeros under the cosine metric.
         ZeroVector => "zero_vector",
+        /// From another embedder than the namespace's stored vectors (see
+        /// `core::longterm::reembed`); re-embedding moves the namespace.
+        EmbedderMismatch => "embedder_mismatch",
     }
 }
 

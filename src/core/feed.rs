@@ -26,7 +26,7 @@ pub use subscription::{resync_notice, Offer, Subscription, CLOSE_SLOW_CONSUMER};
 
 /// Every event kind, `area.verb`. The list is closed: `index.d.ts` and the
 /// `kinds` filter are checked against it.
-pub const KINDS: [&str; 44] = [
+pub const KINDS: [&str; 45] = [
     "working_memory.updated",
     "working_memory.created",
     "working_memory.appended",
@@ -53,6 +53,7 @@ pub const KINDS: [&str; 44] = [
     "long_term_memory.extracted",
     "long_term_memory.updated",
     "long_term_memory.deleted",
+    "long_term_memory.reembedded",
     "episode.recorded",
     "episode.configured",
     "episode.expired",
@@ -143,6 +144,7 @@ pub fn event_of(seq: u64, entry: &LogEntry) -> FeedEvent {
             LtmOp::Create { records, .. } => e("long_term_memory.created", "").many(records.iter().map(|r| r.record.id.as_str())),
             LtmOp::Update { id, .. } => e("long_term_memory.updated", id),
             LtmOp::Delete { ids } => e("long_term_memory.deleted", "").many(ids.iter().map(String::as_str)),
+            LtmOp::Reembed { embedder, .. } => e("long_term_memory.reembedded", embedder),
         },
         Op::EpisodeRecord { episode } => e("episode.recorded", &episode.agent_id).many([episode.id.as_str()].into_iter()),
         Op::EpisodesConfigure { .. } => e("episode.configured", ""),

@@ -326,6 +326,25 @@ limits! {
     /// Fewest dimensions the offline embedder accepts (its widest is
     /// [`VECTOR_DIM_MAX`]).
     pub const EMBED_DIM_MIN: usize = 16;
+    /// Bytes of a static embedder asset (the shipped one is about 8 MB
+    /// before gzip).
+    pub const STATIC_EMBED_ASSET_BYTES_MAX: usize = 64 * 1024 * 1024;
+    /// Tokens in a static embedder's vocabulary (BERT's has 30,522).
+    pub const STATIC_EMBED_VOCAB_MAX: usize = 262_144;
+    /// Tokens averaged into one vector at the most an asset may ask for
+    /// (model2vec's default is 512; a longer text is embedded from its start).
+    pub const STATIC_EMBED_TOKENS_MAX: usize = 8_192;
+    /// Longest word WordPiece may split at the most an asset may ask for
+    /// (BERT's is 100 characters; a longer word is one unknown token).
+    pub const STATIC_EMBED_WORD_CHARS_MAX: usize = 1_000;
+    /// An embedder's identity, stored with a namespace's vectors.
+    pub const EMBEDDER_NAME_BYTES_MAX: usize = 128;
+    /// Records one re-embedding op carries (their vectors ride in the op:
+    /// 256 × 384 × 4 bytes is 393 KB, well under a log record's limit).
+    pub const LTM_REEMBED_BATCH_MAX: usize = 256;
+    /// Records one `reembed` call stages before answering (callers repeat
+    /// until `done`): with the offline embedders well under a second.
+    pub const LTM_REEMBED_RECORDS_PER_CALL_MAX: usize = 4_096;
 
     // ---- Change feed (issue 11) ----
 

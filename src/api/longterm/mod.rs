@@ -5,6 +5,8 @@ use serde_json::{json, Map, Value};
 
 // The JSON shapes of records (AMS's MemoryRecord in and out, edits).
 pub mod json;
+// Moving a namespace to another embedder.
+pub mod reembed;
 #[cfg(test)]
 mod tests;
 
@@ -26,22 +28,41 @@ use crate::core::session::validate_id;
 use crate::core::time::Millis;
 use crate::store::{Backend, Store};
 
-/// Embeds texts with the host's hook, else the offline embedder at the
+/// Vectors and the identity of what made them.
+pub struct Embedded {
+    pub embedder: String,
+    pub vectors: Vec<Vec<f32>>,
+}
+
+/// Embeds texts with the host's hook; else the distilled static embedder
+/// when the host has its asset; else the hashed n-gram embedder at the
 /// tenant's dimension (384 before the first vector).
-pub async fn embed_texts<B: Backend>(store: &Store<B>, services: &dyn Services, texts: &[String]) -> Result<Vec<Vec<f32>>> {
+pub async fn embed_texts<B: Backend>(store: &Store<B>, services: &dyn Services, texts: &[String]) -> Result<Embedded> {
     if let Some(hook) = services.embed(texts) {
-        let out = hook.await?;
-        if out.len() != texts.len() {
-            return Err(Error::HookFailed { hook: "embedder".into(), reason: format!("returned {} vectors for {} texts", out.len(), texts.len()) });
+        let vectors = hook.await?;
+        if vectors.len() != texts.len() {
+            return Err(Error::HookFailed { hook: "embedder".into(), reason: format!("returned {} vectors for {} texts", vectors.len(), texts.len()) });
         }
-        return Ok(out);
+        return Ok(Embedded { embedder: services.embedder_name(), vectors });
+    }
+    if let Some(model) = services.static_embedder().await {
+        let vectors = texts.iter().map(|t| model.embed_vec(t)).collect::<Result<_>>()?;
+        return Ok(Embedded { embedder: model.name().to_owned(), vectors });
     }
     let dim = store.read(|e| e.longterm().dim()).await?;
     let embedder = match dim {
         Some(d) => Embedder::new(d)?,
         None => Embedder::default(),
     };
-    texts.iter().map(|t| embedder.embed_vec(t)).collect()
+    let vectors = texts.iter().map(|t| embedder.embed_vec(t)).collect::<Result<_>>()?;
+    Ok(Embedded { embedder: embedder.identity(), vectors })
+}
+
+/// Embeds one text (a query, an edited record).
+async fn embed_one<B: Backend>(store: &Store<B>, services: &dyn Services, text: &str) -> Result<(String, Vec<f32>)> {
+    let mut e = embed_texts(store, services, &[text.to_owned()]).await?;
+    let v = e.vectors.pop().ok_or_else(|| Error::Internal { detail: "no vector for the text".into() })?;
+    Ok((e.embedder, v))
 }
 
 /// Creates records. `vectors` (one per record) come from the JS API; else
@@ -62,17 +83,21 @@ pub async fn create<B: Backend>(store: &Store<B>, ctx: &mut Ctx<'_>, memories: &
     }
     // Scrubbed before embedding, so no vector is derived from a secret or
     // from personal data either (the apply's own pass then finds nothing).
-    let mut op = Op::Ltm(LtmOp::Create { records: records.into_iter().map(|record| NewRecord { record, vector: Vec::new() }).collect(), deduplicate });
+    let mut op = Op::Ltm(LtmOp::Create { records: records.into_iter().map(|record| NewRecord { record, vector: Vec::new() }).collect(), deduplicate, embedder: None });
     let scrubbed = store.scrub(&mut op).await?;
     let Op::Ltm(LtmOp::Create { records: mut new, .. }) = op else { return Err(Error::Internal { detail: "scrub changed the op".into() }) };
-    let vectors = match vectors {
-        Some(v) => v,
-        None => embed_texts(store, ctx.services, &new.iter().map(|r| r.record.text.clone()).collect::<Vec<_>>()).await?,
+    // Caller vectors carry no name: only their dimension is checked.
+    let (vectors, embedder) = match vectors {
+        Some(v) => (v, None),
+        None => {
+            let e = embed_texts(store, ctx.services, &new.iter().map(|r| r.record.text.clone()).collect::<Vec<_>>()).await?;
+            (e.vectors, Some(e.embedder))
+        }
     };
     for (r, v) in new.iter_mut().zip(vectors) {
         r.vector = v;
     }
-    let applied = store.apply(Op::Ltm(LtmOp::Create { records: new, deduplicate }), ctx.now).await?;
+    let applied = store.apply(Op::Ltm(LtmOp::Create { records: new, deduplicate, embedder }), ctx.now).await?;
     // Bounded segment maintenance after each write: no request pays for a
     // full rebuild, and the flat segment never grows without end.
     store.maintain(|e| e.compact_vectors(limits::LTM_COMPACT_WORK_POINTS_PER_WRITE)).await??;
@@ -199,7 +224,11 @@ pub async fn search<B: Backend>(store: &Store<B>, services: &dyn Services, body:
         (_, Some(v)) => Some(v),
         // No text: a filter-only listing (AMS answers one too), nothing to embed.
         (_, None) if body.text.trim().is_empty() => None,
-        (_, None) => embed_texts(store, services, std::slice::from_ref(&body.text)).await?.pop(),
+        (_, None) => {
+            let (embedder, v) = embed_one(store, services, &body.text).await?;
+            store.read(|e| e.longterm().check_embedder(Some(&embedder), v.len())).await??;
+            Some(v)
+        }
     };
     let req = SearchRequest {
         text: &body.text,
@@ -400,6 +429,7 @@ async fn route_inner<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut 
             search(store, ctx.services, &body, vector, ctx.now).await
         }
         (["forget"], "POST") => forget(store, req, ctx.now).await,
+        (["reembed"], "POST") => reembed::reembed(store, ctx.services, ctx.now).await,
         ([id], "GET") => {
             validate_id("memory_id", id)?;
             store.read(|e| e.longterm().get(id).map(record_json)).await?.ok_or_else(|| Error::not_found("memory", *id))
@@ -407,14 +437,17 @@ async fn route_inner<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut 
         ([id], "PATCH") => {
             validate_id("memory_id", id)?;
             let patch = patch_from_json(&parse_json::<Value>(req.body)?, ctx.namespace)?;
-            let mut op = Op::Ltm(LtmOp::Update { id: (*id).to_owned(), patch, vector: None });
+            let mut op = Op::Ltm(LtmOp::Update { id: (*id).to_owned(), patch, vector: None, embedder: None });
             let scrubbed = store.scrub(&mut op).await?;
             let Op::Ltm(LtmOp::Update { patch, .. }) = op else { return Err(Error::Internal { detail: "scrub changed the op".into() }) };
-            let vector = match &patch.text {
-                Some(t) => embed_texts(store, ctx.services, std::slice::from_ref(t)).await?.pop(),
-                None => None,
+            let (embedder, vector) = match &patch.text {
+                Some(t) => {
+                    let (name, v) = embed_one(store, ctx.services, t).await?;
+                    (Some(name), Some(v))
+                }
+                None => (None, None),
             };
-            match store.apply(Op::Ltm(LtmOp::Update { id: (*id).to_owned(), patch, vector }), ctx.now).await? {
+            match store.apply(Op::Ltm(LtmOp::Update { id: (*id).to_owned(), patch, vector, embedder }), ctx.now).await? {
                 Applied::Ltm(LtmApplied::Updated(r)) => {
                     let mut v = record_json(&r);
                     report_into(&mut v, &scrubbed);

@@ -42,6 +42,9 @@ pub enum ExtractionOp {
         /// The last turn the pass covered.
         through: Watermark,
         records: Vec<NewRecord>,
+        /// What made the records' vectors (see `core::longterm::reembed`).
+        #[serde(default)]
+        embedder: Option<String>,
     },
 }
 
@@ -98,7 +101,7 @@ fn due_at(s: &Session, from: Option<&Watermark>, debounce_ms: Millis) -> Option<
 
 impl Engine {
     pub(super) fn apply_extraction(&mut self, op: &ExtractionOp, now: Millis) -> Result<Committed> {
-        let ExtractionOp::Commit { session_id, from, through, records } = op;
+        let ExtractionOp::Commit { session_id, from, through, records, embedder } = op;
         validate_id("through.id", &through.id)?;
         if self.live(session_id, now).is_none() {
             return Err(Error::not_found("session", session_id));
@@ -116,7 +119,7 @@ impl Engine {
         let (created, duplicates) = if records.is_empty() {
             (Vec::new(), Vec::new())
         } else {
-            match self.longterm.apply(&LtmOp::Create { records: records.clone(), deduplicate: true }, now)? {
+            match self.longterm.apply(&LtmOp::Create { records: records.clone(), deduplicate: true, embedder: embedder.clone() }, now)? {
                 LtmApplied::Created { created, duplicates } => (created, duplicates),
                 other => return Err(Error::Internal { detail: format!("extraction create returned {other:?}") }),
             }

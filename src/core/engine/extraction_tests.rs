@@ -24,7 +24,7 @@ fn record(id: &str, text: &str) -> NewRecord {
 }
 
 fn commit(session: &str, from: Option<Watermark>, through: (&str, Millis), records: Vec<NewRecord>) -> Op {
-    Op::Extraction(ExtractionOp::Commit { session_id: session.into(), from, through: Watermark { id: through.0.into(), at: through.1 }, records })
+    Op::Extraction(ExtractionOp::Commit { session_id: session.into(), from, through: Watermark { id: through.0.into(), at: through.1 }, records, embedder: None })
 }
 
 #[test]

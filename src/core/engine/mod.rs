@@ -327,7 +327,7 @@ impl Engine {
                         let user = patch.user_id.as_deref().or_else(|| self.longterm.get(id).and_then(|r| r.user_id.as_deref()));
                         self.privacy.check_long_term(user)?;
                     }
-                    LtmOp::Delete { .. } => {}
+                    LtmOp::Delete { .. } | LtmOp::Reembed { .. } => {}
                 }
                 Applied::Ltm(self.longterm.apply(op, now)?)
             }

@@ -8,6 +8,9 @@
 //! log: it changes the layout, never the contents, so equality is logical
 //! (same records, same live vectors).
 
+pub mod reembed;
+#[cfg(test)]
+mod reembed_tests;
 pub mod search;
 #[cfg(test)]
 mod tests;
@@ -63,16 +66,29 @@ pub enum LtmOp {
     /// Create records (an existing id is overwritten, as in AMS). With
     /// `deduplicate`, a record whose `memory_hash` another live record
     /// already has is skipped.
-    Create { records: Vec<NewRecord>, deduplicate: bool },
+    /// `embedder` names what made the vectors (see [`LongTerm::embedder`]);
+    /// `None` in ops logged before identities were kept.
+    Create {
+        records: Vec<NewRecord>,
+        deduplicate: bool,
+        #[serde(default)]
+        embedder: Option<String>,
+    },
     /// Patch one record; `vector` is its new embedding when the text changed.
     Update {
         id: String,
         patch: MemoryPatch,
         #[serde(default, with = "opt_f32_bytes")]
         vector: Option<Vec<f32>>,
+        #[serde(default)]
+        embedder: Option<String>,
     },
     /// Delete records; missing ids are ignored (AMS).
     Delete { ids: Vec<String> },
+    /// Stages new vectors from `embedder` for existing records (re-embedding,
+    /// see [`reembed`]); with `finish`, swaps them in once every live record
+    /// has one.
+    Reembed { embedder: String, rows: Vec<reembed::Row>, finish: bool },
 }
 
 mod opt_f32_bytes {
@@ -101,6 +117,8 @@ pub enum LtmApplied {
     Created { created: Vec<String>, duplicates: Vec<String> },
     Updated(Box<MemoryRecord>),
     Deleted { deleted: Vec<String> },
+    /// Re-embedding progress: rows staged so far, and whether the swap happened.
+    Reembedded { staged: usize, finished: bool },
 }
 
 /// The snapshot form: records with their keys, and the encoded index.
@@ -110,6 +128,12 @@ pub struct LongTermSnapshot {
     pub records: Vec<(u64, MemoryRecord)>,
     /// [`VectorIndex::encode`], or empty before the first vector.
     pub index: Bytes,
+    /// What made the vectors; `None` in snapshots from before identities.
+    #[serde(default)]
+    pub embedder: Option<String>,
+    /// A re-embedding in progress.
+    #[serde(default)]
+    pub restage: Option<reembed::RestageSnapshot>,
 }
 
 /// One tenant's long-term memory.
@@ -128,6 +152,11 @@ pub struct LongTerm {
     /// metadata): kept, shown by id, left out of searches and of
     /// deduplication.
     superseded: BTreeSet<u64>,
+    /// The identity of the embedder that made every stored vector, so that
+    /// vectors of different embedders never share an index.
+    embedder: Option<String>,
+    /// New vectors staged by a re-embedding, swapped in when complete.
+    restage: Option<reembed::Restage>,
 }
 
 /// The metadata key that marks a superseded record, naming its successor.
@@ -140,7 +169,17 @@ impl Clone for LongTerm {
     fn clone(&self) -> Self {
         // The index has no cheap clone of its graphs; its encoding is exact.
         let index = self.index.as_ref().and_then(|i| VectorIndex::decode(&i.encode()).ok());
-        LongTerm { records: self.records.clone(), ids: self.ids.clone(), hashes: self.hashes.clone(), next_key: self.next_key, index, bm25: self.bm25.clone(), superseded: self.superseded.clone() }
+        LongTerm {
+            records: self.records.clone(),
+            ids: self.ids.clone(),
+            hashes: self.hashes.clone(),
+            next_key: self.next_key,
+            index,
+            bm25: self.bm25.clone(),
+            superseded: self.superseded.clone(),
+            embedder: self.embedder.clone(),
+            restage: self.restage.clone(),
+        }
     }
 }
 
@@ -149,7 +188,7 @@ impl PartialEq for LongTerm {
     /// live vectors, whatever the segment layout.
     fn eq(&self, other: &Self) -> bool {
         let vectors = |l: &LongTerm| l.index.as_ref().map(|i| i.live_entries()).unwrap_or_default();
-        self.records == other.records && self.next_key == other.next_key && vectors(self) == vectors(other)
+        self.records == other.records && self.next_key == other.next_key && vectors(self) == vectors(other) && self.embedder == other.embedder && self.restage == other.restage
     }
 }
 
@@ -159,7 +198,17 @@ fn new_bm25() -> Bm25Index {
 
 impl Default for LongTerm {
     fn default() -> Self {
-        LongTerm { records: BTreeMap::new(), ids: HashMap::new(), hashes: HashMap::new(), next_key: 0, index: None, bm25: new_bm25(), superseded: BTreeSet::new() }
+        LongTerm {
+            records: BTreeMap::new(),
+            ids: HashMap::new(),
+            hashes: HashMap::new(),
+            next_key: 0,
+            index: None,
+            bm25: new_bm25(),
+            superseded: BTreeSet::new(),
+            embedder: None,
+            restage: None,
+        }
     }
 }
 
@@ -197,25 +246,6 @@ impl LongTerm {
         self.index.as_ref()
     }
 
-    /// Validates an op against the state without changing it.
-    fn check_vector(&self, v: &[f32]) -> Result<()> {
-        if let Some(d) = self.dim() {
-            if v.len() != d {
-                return Err(Error::InvalidVector { code: VectorCode::DimensionMismatch, detail: format!("this namespace holds {d}-dimensional vectors, got {}", v.len()) });
-            }
-        }
-        if v.is_empty() || v.len() > limits::VECTOR_DIM_MAX {
-            return Err(Error::InvalidVector { code: VectorCode::DimensionMismatch, detail: format!("vectors have 1 to {} components, got {}", limits::VECTOR_DIM_MAX, v.len()) });
-        }
-        if let Some(i) = v.iter().position(|x| !x.is_finite() || x.abs() > limits::VECTOR_COMPONENT_ABS_MAX) {
-            return Err(Error::InvalidVector { code: VectorCode::NonFinite, detail: format!("component {i} is not a finite number of sane size") });
-        }
-        if v.iter().all(|x| *x == 0.0) {
-            return Err(Error::InvalidVector { code: VectorCode::ZeroVector, detail: "cosine needs a vector with a direction".into() });
-        }
-        Ok(())
-    }
-
     fn index_mut(&mut self, dim: usize) -> Result<&mut VectorIndex> {
         if self.index.is_none() {
             self.index = Some(VectorIndex::new(vector::Config::new(dim, vector::Metric::Cosine))?);
@@ -226,18 +256,23 @@ impl LongTerm {
     /// Applies an op at `now`. On error nothing has changed.
     pub fn apply(&mut self, op: &LtmOp, now: Millis) -> Result<LtmApplied> {
         match op {
-            LtmOp::Create { records, deduplicate } => {
+            LtmOp::Create { records, deduplicate, embedder } => {
                 if records.len() > limits::LTM_CREATE_BATCH_MAX {
                     return Err(Error::LimitExceeded { what: "memories in one create".into(), limit: limits::LTM_CREATE_BATCH_MAX as u64 });
                 }
                 let dim = records.first().map(|r| r.vector.len());
+                if let Some(d) = dim {
+                    self.check_embedder(embedder.as_deref(), d)?;
+                }
+                // An empty namespace taking another embedder is held to the new width.
+                let held_to = if dim.is_some_and(|d| self.starts_afresh(embedder.as_deref(), d)) { dim } else { self.dim() };
                 let mut seen = std::collections::HashSet::new();
                 for (i, r) in records.iter().enumerate() {
                     r.record.validate().map_err(|e| prefix(&format!("memories[{i}]"), e))?;
                     if Some(r.vector.len()) != dim {
                         return Err(Error::InvalidVector { code: VectorCode::DimensionMismatch, detail: format!("memories[{i}] has {} dimensions, memories[0] {}", r.vector.len(), dim.unwrap_or(0)) });
                     }
-                    self.check_vector(&r.vector).map_err(|e| prefix(&format!("memories[{i}].vector"), e))?;
+                    check_vector(held_to, &r.vector).map_err(|e| prefix(&format!("memories[{i}].vector"), e))?;
                     if !seen.insert(r.record.id.as_str()) {
                         return Err(Error::invalid(format!("memories[{i}].id"), "duplicate id in one request"));
                     }
@@ -249,6 +284,7 @@ impl LongTerm {
                 let Some(dim) = dim else {
                     return Ok(LtmApplied::Created { created: Vec::new(), duplicates: Vec::new() });
                 };
+                self.claim_embedder(embedder.as_deref(), dim);
                 // Everything is checked; from here the op cannot fail halfway.
                 self.index_mut(dim)?;
                 let (mut created, mut duplicates) = (Vec::new(), Vec::new());
@@ -269,13 +305,15 @@ impl LongTerm {
                 }
                 Ok(LtmApplied::Created { created, duplicates })
             }
-            LtmOp::Update { id, patch, vector } => {
+            LtmOp::Update { id, patch, vector, embedder } => {
                 let old = self.get(id).ok_or_else(|| Error::not_found("memory", id))?;
                 let next = patch.apply(old, now)?;
                 if let Some(v) = vector {
-                    self.check_vector(v)?;
+                    self.check_embedder(embedder.as_deref(), v.len())?;
+                    check_vector(self.dim(), v)?;
                 }
                 let key = self.ids[id];
+                let text_changed = next.text != old.text;
                 let old_hash = old.memory_hash.clone();
                 self.unhash(&old_hash, key);
                 self.bm25.remove(key);
@@ -284,6 +322,9 @@ impl LongTerm {
                     index.add(key, v)?;
                 }
                 self.hashes.entry(next.memory_hash.clone()).or_default().push(key);
+                if text_changed {
+                    self.unstage(key);
+                }
                 self.records.insert(key, next.clone());
                 Ok(LtmApplied::Updated(Box::new(next)))
             }
@@ -302,11 +343,13 @@ impl LongTerm {
                         if let Some(i) = self.index.as_mut() {
                             i.remove(key);
                         }
+                        self.unstage(key);
                         deleted.push(id.clone());
                     }
                 }
                 Ok(LtmApplied::Deleted { deleted })
             }
+            LtmOp::Reembed { embedder, rows, finish } => self.apply_reembed(embedder, rows, *finish),
         }
     }
 
@@ -318,6 +361,7 @@ impl LongTerm {
                     self.unhash(&old_hash, k);
                 }
                 self.bm25.remove(k);
+                self.unstage(k);
                 k
             }
             None => {
@@ -405,6 +449,8 @@ impl LongTerm {
             next_key: self.next_key,
             records: self.records.iter().map(|(k, r)| (*k, r.clone())).collect(),
             index: Bytes(self.index.as_ref().map(VectorIndex::encode).unwrap_or_default()),
+            embedder: self.embedder.clone(),
+            restage: self.restage.as_ref().map(reembed::Restage::to_snapshot),
         }
     }
 
@@ -416,6 +462,11 @@ impl LongTerm {
         }
         let mut lt = LongTerm::new();
         lt.next_key = s.next_key;
+        if let Some(name) = &s.embedder {
+            reembed::check_name(name).map_err(|e| Error::SnapshotCorrupt { reason: e.to_string() })?;
+        }
+        lt.embedder = s.embedder;
+        lt.restage = s.restage.map(reembed::Restage::from_snapshot).transpose()?;
         if !s.index.0.is_empty() {
             lt.index = Some(VectorIndex::decode(&s.index.0)?);
         }
@@ -435,6 +486,31 @@ impl LongTerm {
         }
         Ok(lt)
     }
+}
+
+/// Validates a vector for a namespace of width `dim` (none yet: any).
+fn check_vector(dim: Option<usize>, v: &[f32]) -> Result<()> {
+    if let Some(d) = dim {
+        if v.len() != d {
+            return Err(Error::InvalidVector { code: VectorCode::DimensionMismatch, detail: format!("this namespace holds {d}-dimensional vectors, got {}", v.len()) });
+        }
+    }
+    check_components(v)
+}
+
+/// A vector's own checks: a sane length, finite components of sane size,
+/// and a direction (cosine needs one).
+pub(crate) fn check_components(v: &[f32]) -> Result<()> {
+    if v.is_empty() || v.len() > limits::VECTOR_DIM_MAX {
+        return Err(Error::InvalidVector { code: VectorCode::DimensionMismatch, detail: format!("vectors have 1 to {} components, got {}", limits::VECTOR_DIM_MAX, v.len()) });
+    }
+    if let Some(i) = v.iter().position(|x| !x.is_finite() || x.abs() > limits::VECTOR_COMPONENT_ABS_MAX) {
+        return Err(Error::InvalidVector { code: VectorCode::NonFinite, detail: format!("component {i} is not a finite number of sane size") });
+    }
+    if v.iter().all(|x| *x == 0.0) {
+        return Err(Error::InvalidVector { code: VectorCode::ZeroVector, detail: "cosine needs a vector with a direction".into() });
+    }
+    Ok(())
 }
 
 fn prefix(field: &str, e: Error) -> Error {

@@ -327,6 +327,7 @@ impl<'a> Scrubber<'a> {
             | Op::SessionsExpire
             | Op::Ledger(_)
             | Op::Ltm(LtmOp::Delete { .. })
+            | Op::Ltm(LtmOp::Reembed { .. })
             | Op::EpisodesConfigure { .. }
             | Op::EpisodesExpire
             | Op::Service(_)

@@ -74,6 +74,11 @@ impl Embedder {
         self.dim
     }
 
+    /// The identity stored with its vectors: the function and its width.
+    pub fn identity(&self) -> String {
+        format!("{EMBEDDER_NAME}/{}", self.dim)
+    }
+
     /// Writes the unit vector of `text` into `out`, which must hold exactly
     /// `dim` components. A text without a single word (empty, punctuation)
     /// gets the first basis vector, so that every output is a valid cosine

@@ -4,3 +4,4 @@ mod filter;
 mod rank;
 mod record;
 mod text;
+mod static_embed;

@@ -1,0 +1,291 @@
+//! The distilled static embedder: a WordPiece vocabulary and one vector per
+//! token, distilled from all-MiniLM-L6-v2 with model2vec
+//! (`scripts/embedder/distill.py` builds the asset).
+//!
+//! A text's vector is the L2-normalized sum of its tokens' rows, so it costs
+//! a table look-up per token and no matrix product: the paraphrase sense of
+//! a transformer's token embeddings at the speed of a hash. The tokenizer is
+//! BERT's uncased one (clean, lowercase, strip accents, split on whitespace
+//! and punctuation, greedy longest-match WordPiece), so the rows line up
+//! with the ids the distillation saw.
+//!
+//! Known difference from the Python tokenizer: accents are stripped by a
+//! fold table for Latin-1 and Latin Extended-A letters (plus combining
+//! marks), not by full Unicode decomposition, and "punctuation" outside
+//! ASCII is a table of the common blocks. Both only matter for rare scripts;
+//! `tests/data/embedder/golden.jsonl` pins the agreement.
+//!
+//! Asset layout (little-endian): `"EMB1"`, `dim`, `vocab_count`, `name_len`,
+//! name, `unk_id`, `tokens_max`, `word_chars_max` (all `u32`), then each
+//! token as `u8` length + UTF-8, `vocab_count` `f32` row scales,
+//! `vocab_count × dim` `i8` rows, and a CRC-32 of everything before it.
+
+use std::collections::HashMap;
+
+use crate::core::error::{Error, Result, VectorCode};
+use crate::core::limits;
+
+const MAGIC: &[u8; 4] = b"EMB1";
+
+fn corrupt(reason: impl Into<String>) -> Error {
+    Error::invalid("embedder asset", reason.into())
+}
+
+/// A loaded static embedding model. Immutable; share it behind an `Rc`.
+#[derive(Debug)]
+pub struct StaticEmbedder {
+    name: String,
+    dim: usize,
+    tokens_max: usize,
+    word_chars_max: usize,
+    unk: u32,
+    /// Pieces that may start a word.
+    heads: HashMap<Box<str>, u32>,
+    /// Continuation pieces, without their `##`.
+    tails: HashMap<Box<str>, u32>,
+    scales: Vec<f32>,
+    rows: Vec<i8>,
+}
+
+/// Reads the asset front to back; every read is bounds-checked.
+struct Reader<'a> {
+    b: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8]> {
+        let end = self.at.checked_add(n).filter(|e| *e <= self.b.len()).ok_or_else(|| corrupt("truncated"))?;
+        let s = &self.b[self.at..end];
+        self.at = end;
+        Ok(s)
+    }
+
+    fn u32(&mut self) -> Result<usize> {
+        let s = self.take(4)?;
+        Ok(u32::from_le_bytes([s[0], s[1], s[2], s[3]]) as usize)
+    }
+}
+
+impl StaticEmbedder {
+    /// Parses and checks an asset: magic, bounds, UTF-8 tokens, sizes and
+    /// checksum. A damaged or foreign file is a typed error, never a panic.
+    pub fn from_asset(bytes: &[u8]) -> Result<StaticEmbedder> {
+        if bytes.len() > limits::STATIC_EMBED_ASSET_BYTES_MAX {
+            return Err(Error::too_large("embedder asset", bytes.len(), limits::STATIC_EMBED_ASSET_BYTES_MAX));
+        }
+        if bytes.len() < 8 || &bytes[..4] != MAGIC {
+            return Err(corrupt("not an edgemem static embedder asset (bad magic)"));
+        }
+        let (body, crc) = bytes.split_at(bytes.len() - 4);
+        if crc32fast::hash(body) != u32::from_le_bytes([crc[0], crc[1], crc[2], crc[3]]) {
+            return Err(corrupt("checksum mismatch"));
+        }
+        let mut r = Reader { b: body, at: 4 };
+        let dim = r.u32()?;
+        let vocab_count = r.u32()?;
+        let name_len = r.u32()?;
+        if !(limits::EMBED_DIM_MIN..=limits::VECTOR_DIM_MAX).contains(&dim) {
+            return Err(corrupt(format!("{dim} dimensions")));
+        }
+        if vocab_count == 0 || vocab_count > limits::STATIC_EMBED_VOCAB_MAX {
+            return Err(corrupt(format!("{vocab_count} tokens (at most {})", limits::STATIC_EMBED_VOCAB_MAX)));
+        }
+        if name_len == 0 || name_len > limits::EMBEDDER_NAME_BYTES_MAX {
+            return Err(corrupt("name length"));
+        }
+        let name = std::str::from_utf8(r.take(name_len)?).map_err(|_| corrupt("name is not UTF-8"))?.to_owned();
+        let unk = r.u32()?;
+        let tokens_max = r.u32()?;
+        let word_chars_max = r.u32()?;
+        if unk >= vocab_count || tokens_max == 0 || tokens_max > limits::STATIC_EMBED_TOKENS_MAX || word_chars_max == 0 || word_chars_max > limits::STATIC_EMBED_WORD_CHARS_MAX {
+            return Err(corrupt("header values out of range"));
+        }
+        let (mut heads, mut tails) = (HashMap::with_capacity(vocab_count), HashMap::new());
+        for id in 0..vocab_count as u32 {
+            let len = r.take(1)?[0] as usize;
+            let token = std::str::from_utf8(r.take(len)?).map_err(|_| corrupt(format!("token {id} is not UTF-8")))?;
+            // The first id of a duplicated token wins, as in a HF vocab.
+            match token.strip_prefix("##") {
+                Some(tail) if !tail.is_empty() => tails.entry(tail.into()).or_insert(id),
+                _ => heads.entry(token.into()).or_insert(id),
+            };
+        }
+        let scales: Vec<f32> = r.take(vocab_count * 4)?.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+        if let Some(i) = scales.iter().position(|s| !s.is_finite()) {
+            return Err(corrupt(format!("scale of token {i} is not finite")));
+        }
+        let rows: Vec<i8> = r.take(vocab_count * dim)?.iter().map(|b| *b as i8).collect();
+        if r.at != body.len() {
+            return Err(corrupt("trailing bytes"));
+        }
+        Ok(StaticEmbedder { name, dim, tokens_max, word_chars_max, unk: unk as u32, heads, tails, scales, rows })
+    }
+
+    /// The identity stored with the vectors it makes (from the asset).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Output dimensions.
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// Calls `emit` with each token id of `text`, at most `tokens_max` of them.
+    pub fn for_each_token(&self, text: &str, mut emit: impl FnMut(u32)) {
+        let mut count = 0usize;
+        let mut word = String::new();
+        let mut flush = |word: &mut String, count: &mut usize| {
+            if !word.is_empty() && *count < self.tokens_max {
+                self.wordpiece(word, &mut |id| {
+                    if *count < self.tokens_max {
+                        *count += 1;
+                        emit(id);
+                    }
+                });
+            }
+            word.clear();
+        };
+        for raw in text.chars() {
+            if count >= self.tokens_max {
+                break;
+            }
+            if raw == '\0' || raw == '\u{fffd}' || (is_control(raw) && !raw.is_whitespace()) {
+                continue;
+            }
+            if raw.is_whitespace() {
+                flush(&mut word, &mut count);
+                continue;
+            }
+            for c in raw.to_lowercase() {
+                if is_combining_mark(c) {
+                    continue;
+                }
+                let c = fold_accent(c);
+                if is_punctuation(c) || is_cjk(c) {
+                    flush(&mut word, &mut count);
+                    word.push(c);
+                    flush(&mut word, &mut count);
+                } else {
+                    word.push(c);
+                }
+            }
+        }
+        flush(&mut word, &mut count);
+    }
+
+    /// Greedy longest-match-first WordPiece of one word.
+    fn wordpiece(&self, word: &str, emit: &mut impl FnMut(u32)) {
+        if word.chars().count() > self.word_chars_max {
+            emit(self.unk);
+            return;
+        }
+        // Char boundaries, so every candidate piece is a whole-char slice.
+        let bounds: Vec<usize> = word.char_indices().map(|(i, _)| i).chain(std::iter::once(word.len())).collect();
+        let mut pieces: Vec<u32> = Vec::new();
+        let mut start = 0usize;
+        while start + 1 < bounds.len() {
+            let table = if start == 0 { &self.heads } else { &self.tails };
+            let found = (start + 1..bounds.len()).rev().find_map(|end| table.get(&word[bounds[start]..bounds[end]]).map(|id| (end, *id)));
+            match found {
+                Some((end, id)) => {
+                    pieces.push(id);
+                    start = end;
+                }
+                None => {
+                    emit(self.unk);
+                    return;
+                }
+            }
+        }
+        pieces.into_iter().for_each(emit);
+    }
+
+    /// Writes the unit vector of `text` into `out` (exactly `dim`
+    /// components). A text with no known token gets the first basis vector,
+    /// as the hashed embedder does, so every output is a valid cosine vector.
+    pub fn embed(&self, text: &str, out: &mut [f32]) -> Result<()> {
+        if out.len() != self.dim {
+            return Err(Error::InvalidVector { code: VectorCode::DimensionMismatch, detail: format!("output has {} components, the embedder {}", out.len(), self.dim) });
+        }
+        if text.len() > limits::MEMORY_TEXT_BYTES_MAX {
+            return Err(Error::too_large("text", text.len(), limits::MEMORY_TEXT_BYTES_MAX));
+        }
+        out.fill(0.0);
+        self.for_each_token(text, |id| {
+            let id = id as usize;
+            let scale = self.scales[id];
+            if scale == 0.0 {
+                return;
+            }
+            let row = &self.rows[id * self.dim..(id + 1) * self.dim];
+            for (o, q) in out.iter_mut().zip(row) {
+                *o += scale * f32::from(*q);
+            }
+        });
+        let norm = out.iter().map(|x| x * x).sum::<f32>().sqrt();
+        if norm > 0.0 && norm.is_finite() {
+            out.iter_mut().for_each(|x| *x /= norm);
+        } else {
+            out.fill(0.0);
+            out[0] = 1.0;
+        }
+        Ok(())
+    }
+
+    /// [`StaticEmbedder::embed`] into a new vector.
+    pub fn embed_vec(&self, text: &str) -> Result<Vec<f32>> {
+        let mut v = vec![0.0; self.dim];
+        self.embed(text, &mut v)?;
+        Ok(v)
+    }
+}
+
+/// BERT drops control and format characters (categories Cc, Cf).
+fn is_control(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{ad}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2064}' | '\u{feff}')
+}
+
+/// Combining diacritical marks (category Mn), dropped as NFD stripping does.
+fn is_combining_mark(c: char) -> bool {
+    matches!(c, '\u{300}'..='\u{36f}' | '\u{1ab0}'..='\u{1aff}' | '\u{1dc0}'..='\u{1dff}' | '\u{20d0}'..='\u{20ff}' | '\u{fe20}'..='\u{fe2f}')
+}
+
+/// ASCII punctuation and symbols (BERT counts them all), and Unicode
+/// punctuation of the common blocks.
+fn is_punctuation(c: char) -> bool {
+    c.is_ascii_punctuation()
+        || matches!(
+            c,
+            '\u{a1}' | '\u{a7}' | '\u{ab}' | '\u{b6}' | '\u{b7}' | '\u{bb}' | '\u{bf}' | '\u{37e}' | '\u{387}'
+                | '\u{2010}'..='\u{2027}' | '\u{2030}'..='\u{2043}' | '\u{2045}'..='\u{2051}' | '\u{2053}'..='\u{205e}'
+                | '\u{3001}'..='\u{3003}' | '\u{3008}'..='\u{3011}' | '\u{3014}'..='\u{301f}'
+                | '\u{ff01}'..='\u{ff03}' | '\u{ff05}'..='\u{ff0a}' | '\u{ff0c}'..='\u{ff0f}' | '\u{ff1a}' | '\u{ff1b}' | '\u{ff1f}' | '\u{ff20}'
+        )
+}
+
+/// CJK ideographs, which BERT splits one per word.
+fn is_cjk(c: char) -> bool {
+    matches!(c, '\u{4e00}'..='\u{9fff}' | '\u{3400}'..='\u{4dbf}' | '\u{20000}'..='\u{2a6df}' | '\u{2a700}'..='\u{2b73f}' | '\u{2b740}'..='\u{2b81f}' | '\u{2b820}'..='\u{2ceaf}' | '\u{f900}'..='\u{faff}' | '\u{2f800}'..='\u{2fa1f}')
+}
+
+/// The base letter of a lowercase Latin-1 or Latin Extended-A letter that
+/// decomposes canonically (what NFD plus dropping marks leaves).
+fn fold_accent(c: char) -> char {
+    // Index = code point - 0xE0, for à..ÿ; '\0' = no decomposition.
+    const LATIN1: &[u8; 32] = b"aaaaaa\0ceeeeiiii\0nooooo\0\0uuuuy\0y";
+    // Index = code point - 0x100, for Ā..ſ (upper and lower alternate).
+    const EXT_A: &[u8; 128] = b"aaaaaaccccccccdd\0\0eeeeeeeeeegggggggghh\0\0iiiiiiiii\0\0\0jjkk\0llllll\0\0\0\0nnnnnn\0\0\0oooooo\0\0rrrrrrsssssssstttt\0\0uuuuuuuuuuuuwwyyyzzzzzz\0";
+    let u = c as u32;
+    let b = match u {
+        0xe0..=0xff => LATIN1[(u - 0xe0) as usize],
+        0x100..=0x17f => EXT_A[(u - 0x100) as usize],
+        _ => 0,
+    };
+    if b == 0 {
+        c
+    } else {
+        b as char
+    }
+}
