@@ -4,15 +4,21 @@
 //!
 //! ```text
 //! cargo run --release --example ltm_quality [-- options]
-//!   --data DIR            the rustdocs folder
+//!   --data DIR            the rustdocs folder, or a folder in the
+//!                         conversational set's format (tests/data/convmem:
+//!                         memories.jsonl, queries.jsonl with `relevant` ids,
+//!                         *.minilm.f32)
+//!   --static PATH         the static embedder asset (default
+//!                         assets/embedder/minilm-static.bin)
 //!   --stem none|plural|light   --no-split   --no-stop   --k1 X   --b X
 //!   --dim N               embedder dimensions (default 384)
 //!   --skip-embed          keyword search only
 //! ```
 //!
 //! Prints nDCG@10, recall@10 (hits / relevant) and MRR@10 per query kind and
-//! overall for BM25, the offline embedder (exact cosine), the bundled
-//! MiniLM vectors (exact cosine) and their fusions, plus queries/s.
+//! overall for BM25, the offline embedders (hashed and distilled static,
+//! exact cosine), the bundled MiniLM vectors (exact cosine) and their
+//! fusions, plus queries/s and texts embedded per second.
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -20,6 +26,7 @@ use std::time::Instant;
 use edgemem::core::limits;
 use edgemem::core::retrieval::bm25::{Bm25Index, Bm25Params, Bm25Scratch, KeyFilter};
 use edgemem::core::retrieval::embed::Embedder;
+use edgemem::core::retrieval::StaticEmbedder;
 use edgemem::core::retrieval::rank::{self, TextNorm};
 use edgemem::core::retrieval::text::{Analyzer, Stem};
 
@@ -109,22 +116,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     params.validate()?;
 
-    let passages: Vec<String> = std::fs::read_to_string(format!("{dir}/passages.jsonl"))?
-        .lines()
-        .map(|l| -> Result<String, serde_json::Error> {
-            let v: serde_json::Value = serde_json::from_str(l)?;
-            Ok(v["text"].as_str().unwrap_or_default().to_string())
-        })
-        .collect::<Result<_, _>>()?;
+    let conversational = std::path::Path::new(&format!("{dir}/memories.jsonl")).exists();
+    let (docs_file, minilm_docs, minilm_queries) =
+        if conversational { ("memories", "memories.minilm.f32", "queries.minilm.f32") } else { ("passages", "passages.f32", "queries.f32") };
+    let docs: Vec<serde_json::Value> = std::fs::read_to_string(format!("{dir}/{docs_file}.jsonl"))?.lines().map(serde_json::from_str).collect::<Result<_, _>>()?;
+    let passages: Vec<String> = docs.iter().map(|v| v["text"].as_str().unwrap_or_default().to_string()).collect();
+    let row_of: std::collections::HashMap<&str, u64> = docs.iter().enumerate().filter_map(|(i, v)| v["id"].as_str().map(|id| (id, i as u64))).collect();
     let queries: Vec<Query> = std::fs::read_to_string(format!("{dir}/queries.jsonl"))?
         .lines()
         .map(|l| -> Result<Query, serde_json::Error> {
             let v: serde_json::Value = serde_json::from_str(l)?;
-            Ok(Query {
-                kind: v["kind"].as_str().unwrap_or_default().to_string(),
-                text: v["text"].as_str().unwrap_or_default().to_string(),
-                relevant: v["relevant_rows"].as_array().map(|a| a.iter().filter_map(|x| x.as_u64()).collect()).unwrap_or_default(),
-            })
+            let relevant = if conversational {
+                v["relevant"].as_array().map(|a| a.iter().filter_map(|x| x.as_str().and_then(|id| row_of.get(id).copied())).collect()).unwrap_or_default()
+            } else {
+                v["relevant_rows"].as_array().map(|a| a.iter().filter_map(|x| x.as_u64()).collect()).unwrap_or_default()
+            };
+            let kind = if conversational { &v["type"] } else { &v["kind"] };
+            Ok(Query { kind: kind.as_str().unwrap_or_default().to_string(), text: v["text"].as_str().unwrap_or_default().to_string(), relevant })
         })
         .collect::<Result<_, _>>()?;
     println!("{} passages, {} queries; analyzer {analyzer:?}, {params:?}", passages.len(), queries.len());
@@ -206,13 +214,36 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     report.print("hash-embed", None);
 
+    // ---- The distilled static embedder, exact cosine ----
+    let asset = arg("--static").unwrap_or_else(|| concat!(env!("CARGO_MANIFEST_DIR"), "/assets/embedder/minilm-static.bin").to_string());
+    let model = StaticEmbedder::from_asset(&std::fs::read(&asset)?)?;
+    let sdim = model.dim();
+    let t = Instant::now();
+    let mut statics = vec![0.0f32; passages.len() * sdim];
+    for (text, row) in passages.iter().zip(statics.chunks_exact_mut(sdim)) {
+        model.embed(text, row)?;
+    }
+    let secs = t.elapsed().as_secs_f64();
+    println!("static embedder {} ({sdim}-d): {:.1} µs/text, {:.0} texts/s", model.name(), secs * 1e6 / passages.len() as f64, passages.len() as f64 / secs);
+    let mut sq = vec![0.0f32; sdim];
+    let mut static_hits = Vec::with_capacity(queries.len());
+    for query in &queries {
+        model.embed(&query.text, &mut sq)?;
+        static_hits.push(exact_top(&statics, sdim, &sq, 100));
+    }
+    let mut report = Report::default();
+    for (query, hits) in queries.iter().zip(&static_hits) {
+        report.add(&query.kind, &hits.iter().map(|h| h.0).collect::<Vec<_>>(), &query.relevant);
+    }
+    report.print("static-embed", None);
+
     if flag("--skip-minilm") {
         return Ok(());
     }
 
     // ---- MiniLM vectors shipped with the data, exact cosine ----
-    let minilm = read_f32(&format!("{dir}/passages.f32"))?;
-    let minilm_q = read_f32(&format!("{dir}/queries.f32"))?;
+    let minilm = read_f32(&format!("{dir}/{minilm_docs}"))?;
+    let minilm_q = read_f32(&format!("{dir}/{minilm_queries}"))?;
     let mut minilm_hits = Vec::with_capacity(queries.len());
     for (qi, _) in queries.iter().enumerate() {
         let qv = minilm_q.get(qi * 384..(qi + 1) * 384).ok_or("short queries.f32")?;
@@ -225,7 +256,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     report.print("minilm", None);
 
     // ---- Fusions of BM25 top-100 with each vector top-100 ----
-    for (name, vector) in [("hash-embed", &hashed_hits), ("minilm", &minilm_hits)] {
+    for (name, vector) in [("hash-embed", &hashed_hits), ("static-embed", &static_hits), ("minilm", &minilm_hits)] {
         let mut rrf_report = Report::default();
         let mut raw_report = Report::default();
         let mut max_report = Report::default();

@@ -758,6 +758,7 @@ export type FeedKind =
   | "long_term_memory.extracted"
   | "long_term_memory.updated"
   | "long_term_memory.deleted"
+  | "long_term_memory.reembedded"
   | "episode.recorded"
   | "episode.configured"
   | "episode.expired"

@@ -7,7 +7,7 @@
 use js_sys::Promise;
 use wasm_bindgen::prelude::*;
 
-use super::history::{optional_fn, JsServices};
+use super::history::optional_fn;
 use super::{check_body, json_text, promise, random_bits, to_js_error, Inner, MemoryCore};
 use crate::api::{self, services::Services, Ctx};
 use crate::core::error::Error;
@@ -65,8 +65,7 @@ impl MemoryCore {
     #[wasm_bindgen(js_name = runExtraction)]
     pub fn run_extraction(&self, flush: bool, extractor: JsValue, embedder: JsValue) -> Promise {
         promise(&self.inner, move |inner| async move {
-            let fetcher = inner.fetcher.borrow().clone();
-            let services = JsServices { summarizer: None, embedder: optional_fn("embedder", embedder)?, fetcher, extractor: optional_fn("extractor", extractor)? };
+            let services = inner.services(None, optional_fn("embedder", embedder)?, optional_fn("extractor", extractor)?);
             let now = inner.now()?;
             let report = api::extraction::run_due(&inner.store, &services, now, flush).await.map_err(|e| to_js_error(&e))?;
             let next = api::extraction::next_due(&inner.store, inner.now()?).await.map_err(|e| to_js_error(&e))?;
@@ -81,8 +80,7 @@ impl MemoryCore {
 #[allow(clippy::too_many_arguments)]
 async fn route(inner: &Inner, method: String, path: String, query: String, body_json: String, summarizer: JsValue, embedder: JsValue, vectors: Option<Vec<f32>>) -> Result<api::Response, JsValue> {
     check_body(&body_json)?;
-    let fetcher = inner.fetcher.borrow().clone();
-    let services = JsServices { summarizer: optional_fn("summarizer", summarizer)?, embedder: optional_fn("embedder", embedder)?, fetcher, extractor: None };
+    let services = inner.services(optional_fn("summarizer", summarizer)?, optional_fn("embedder", embedder)?, None);
     let req = api::Request { method: &method, path: &path, query: api::parse_query(&query), body: body_json.as_bytes() };
     let mut rand = random_bits;
     let mut ctx = ctx(inner, &mut rand, &services)?;

@@ -13,6 +13,7 @@ use super::to_js_error;
 use crate::api::services::Services;
 use crate::core::error::{Error, Result};
 use crate::core::extract::{Candidate, Strategy};
+use crate::core::retrieval::StaticEmbedder;
 use crate::core::session::Message;
 use crate::core::tokenizer::{Encoding, EncodingName};
 
@@ -29,6 +30,8 @@ pub(super) struct JsServices {
     /// `(requestJson) => Promise<string>`: the extractor hook, wrapped by
     /// the npm package (it parses the request and stringifies the answer).
     pub(super) extractor: Option<Function>,
+    /// The offline default when loaded (see `embedder.rs`).
+    pub(super) static_embedder: Option<Rc<StaticEmbedder>>,
 }
 
 /// `undefined`/`null` or a function, else a typed error.
@@ -84,6 +87,21 @@ impl Services for JsServices {
                 })
                 .collect()
         }))
+    }
+
+    /// The hook's `edgememName` property (the npm package sets it from
+    /// `embedderName`), else `js-hook`.
+    fn embedder_name(&self) -> String {
+        self.embedder
+            .as_ref()
+            .and_then(|f| js_sys::Reflect::get(f, &JsValue::from_str("edgememName")).ok())
+            .and_then(|v| v.as_string())
+            .unwrap_or_else(|| "js-hook".into())
+    }
+
+    fn static_embedder(&self) -> LocalBoxFuture<'_, Option<Rc<StaticEmbedder>>> {
+        let model = self.static_embedder.clone();
+        Box::pin(async move { model })
     }
 
     fn extract<'a>(&'a self, strategy: &'a Strategy, turns: &'a [Message]) -> Option<LocalBoxFuture<'a, Result<Vec<Candidate>>>> {

@@ -8,6 +8,7 @@ mod history;
 mod ledger;
 mod privacy;
 mod door;
+mod embedder;
 mod tokenizer;
 mod vector;
 
@@ -61,6 +62,17 @@ struct Inner {
     clock: Option<Function>,
     /// The service-state cache's upstream: `(agentId, service) => Promise<string>`.
     fetcher: std::cell::RefCell<Option<Function>>,
+    /// Whether the offline embedder is the hashed one even when the static
+    /// embedder is loaded (`Memory.open({ offlineEmbedder: "hash" })`).
+    hash_only: std::cell::Cell<bool>,
+}
+
+impl Inner {
+    /// The host services of one call.
+    fn services(&self, summarizer: Option<Function>, embedder: Option<Function>, extractor: Option<Function>) -> history::JsServices {
+        let static_embedder = if self.hash_only.get() { None } else { embedder::loaded() };
+        history::JsServices { summarizer, embedder, fetcher: self.fetcher.borrow().clone(), extractor, static_embedder }
+    }
 }
 
 impl Inner {
@@ -115,7 +127,7 @@ impl MemoryCore {
             check_body(&body_json)?;
             let mut rand = random_bits;
             // No hooks, but the encodings JS has loaded (an append may count).
-            let services = history::JsServices { summarizer: None, embedder: None, fetcher: None, extractor: None };
+            let services = inner.services(None, None, None);
             let mut ctx = door::ctx(&inner, &mut rand, &services)?;
             let (store, id, body) = (&inner.store, session_id.as_str(), body_json.as_bytes());
             let v = match kind {
@@ -148,7 +160,7 @@ impl MemoryCore {
         };
         let store = Store::open(backend, config).await.map_err(|e| to_js_error(&e))?;
         store.set_privacy_key(key);
-        Ok(MemoryCore { inner: Rc::new(Inner { store, namespace: opts.namespace, clock, fetcher: Default::default() }) })
+        Ok(MemoryCore { inner: Rc::new(Inner { store, namespace: opts.namespace, clock, fetcher: Default::default(), hash_only: Default::default() }) })
     }
 }
 
@@ -175,6 +187,18 @@ impl MemoryCore {
     #[wasm_bindgen(js_name = setServiceFetcher)]
     pub fn set_service_fetcher(&self, fetcher: Option<js_sys::Function>) {
         *self.inner.fetcher.borrow_mut() = fetcher;
+    }
+
+    /// `"static"` (the default: the distilled embedder once its asset is
+    /// loaded, else the hashed one) or `"hash"` (always the hashed one).
+    #[wasm_bindgen(js_name = setOfflineEmbedder)]
+    pub fn set_offline_embedder(&self, kind: &str) -> Result<(), JsValue> {
+        match kind {
+            "static" => self.inner.hash_only.set(false),
+            "hash" => self.inner.hash_only.set(true),
+            other => return Err(to_js_error(&Error::invalid("offlineEmbedder", format!("{other:?} is not \"static\" or \"hash\"")))),
+        }
+        Ok(())
     }
 
     #[wasm_bindgen(js_name = setFeedListener)]
@@ -298,7 +322,7 @@ impl MemoryCore {
             let source = backend::JsBackend::new_any(source)?;
             let replica = Store::open_published(&source, &key_prefix).await.map_err(|e| to_js_error(&e))?;
             let (engine_store, clock) = (replica.into_backend(AnyBackend::Memory), clock_from(clock)?);
-            Ok(MemoryCore { inner: Rc::new(Inner { store: engine_store, namespace, clock, fetcher: Default::default() }) }.into())
+            Ok(MemoryCore { inner: Rc::new(Inner { store: engine_store, namespace, clock, fetcher: Default::default(), hash_only: Default::default() }) }.into())
         })
     }
 

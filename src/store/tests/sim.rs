@@ -817,7 +817,7 @@ fn script(rng: &mut Rng, plan: &mut Plan) -> Script {
                 .collect::<Vec<_>>();
             let mut seen = std::collections::HashSet::new();
             let records = records.into_iter().filter(|r| seen.insert(r.record.id.clone())).collect();
-            Op::Ltm(LtmOp::Create { records, deduplicate })
+            Op::Ltm(LtmOp::Create { records, deduplicate, embedder: Some("sim-embedder".into()) })
         }
         94..=95 => {
             let kind = DecisionKind::ALL[rng.below(DecisionKind::ALL.len())];
@@ -1196,12 +1196,12 @@ fn deduplication_decides_the_same_after_a_restart() {
         NewRecord { record: r, vector: vec![1.0, 0.5, 0.0, 0.25] }
     };
     let mut live = Engine::new();
-    live.apply(&Op::Ltm(LtmOp::Create { records: vec![record("l2", 0)], deduplicate: false }), 0).unwrap();
+    live.apply(&Op::Ltm(LtmOp::Create { records: vec![record("l2", 0)], deduplicate: false, embedder: None }), 0).unwrap();
     // l5 takes a new key; l2, overwritten last, keeps its older one.
-    live.apply(&Op::Ltm(LtmOp::Create { records: vec![record("l5", 1), record("l2", 1)], deduplicate: false }), 1).unwrap();
+    live.apply(&Op::Ltm(LtmOp::Create { records: vec![record("l5", 1), record("l2", 1)], deduplicate: false, embedder: None }), 1).unwrap();
     let mut restored = Engine::decode_snapshot(&live.encode_snapshot().unwrap()).unwrap();
     assert_eq!(restored, live);
-    let again = Op::Ltm(LtmOp::Create { records: vec![record("l2", 2)], deduplicate: true });
+    let again = Op::Ltm(LtmOp::Create { records: vec![record("l2", 2)], deduplicate: true, embedder: None });
     let a = live.apply(&again, 2).unwrap();
     let b = restored.apply(&again, 2).unwrap();
     assert_eq!(a, b, "the same op on equal states");

@@ -9,11 +9,11 @@
 //! and punctuation, greedy longest-match WordPiece), so the rows line up
 //! with the ids the distillation saw.
 //!
-//! Known difference from the Python tokenizer: accents are stripped by a
-//! fold table for Latin-1 and Latin Extended-A letters (plus combining
-//! marks), not by full Unicode decomposition, and "punctuation" outside
-//! ASCII is a table of the common blocks. Both only matter for rare scripts;
-//! `tests/data/embedder/golden.jsonl` pins the agreement.
+//! Unicode properties the standard library lacks (combining marks,
+//! punctuation, what NFD leaves of a letter) come from generated tables
+//! (`tables.rs`, `scripts/embedder/gen_tables.py`); Hangul syllables are
+//! decomposed by the Unicode algorithm. `tests/data/embedder/golden.jsonl`
+//! pins the agreement with the Python tokenizer.
 //!
 //! Asset layout (little-endian): `"EMB1"`, `dim`, `vocab_count`, `name_len`,
 //! name, `unk_id`, `tokens_max`, `word_chars_max` (all `u32`), then each
@@ -24,6 +24,8 @@ use std::collections::HashMap;
 
 use crate::core::error::{Error, Result, VectorCode};
 use crate::core::limits;
+
+mod tables;
 
 const MAGIC: &[u8; 4] = b"EMB1";
 
@@ -136,6 +138,7 @@ impl StaticEmbedder {
     pub fn for_each_token(&self, text: &str, mut emit: impl FnMut(u32)) {
         let mut count = 0usize;
         let mut word = String::new();
+        let mut folded = String::new();
         let mut flush = |word: &mut String, count: &mut usize| {
             if !word.is_empty() && *count < self.tokens_max {
                 self.wordpiece(word, &mut |id| {
@@ -151,18 +154,20 @@ impl StaticEmbedder {
             if count >= self.tokens_max {
                 break;
             }
-            if raw == '\0' || raw == '\u{fffd}' || (is_control(raw) && !raw.is_whitespace()) {
-                continue;
-            }
-            if raw.is_whitespace() {
+            if is_space(raw) {
                 flush(&mut word, &mut count);
                 continue;
             }
+            if raw == '\0' || raw == '\u{fffd}' || is_control(raw) {
+                continue;
+            }
+            folded.clear();
             for c in raw.to_lowercase() {
-                if is_combining_mark(c) {
-                    continue;
+                if !is_combining_mark(c) {
+                    push_folded(c, &mut folded);
                 }
-                let c = fold_accent(c);
+            }
+            for c in folded.chars() {
                 if is_punctuation(c) || is_cjk(c) {
                     flush(&mut word, &mut count);
                     word.push(c);
@@ -242,27 +247,32 @@ impl StaticEmbedder {
     }
 }
 
-/// BERT drops control and format characters (categories Cc, Cf).
-fn is_control(c: char) -> bool {
-    c.is_control() || matches!(c, '\u{ad}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2064}' | '\u{feff}')
+/// Whether `c` falls in one of the sorted inclusive `ranges`.
+fn in_ranges(c: char, ranges: &[(u32, u32)]) -> bool {
+    let u = c as u32;
+    ranges.binary_search_by(|&(lo, hi)| if hi < u { std::cmp::Ordering::Less } else if lo > u { std::cmp::Ordering::Greater } else { std::cmp::Ordering::Equal }).is_ok()
 }
 
-/// Combining diacritical marks (category Mn), dropped as NFD stripping does.
+/// BERT's whitespace: tab, newline, carriage return and the space
+/// separators (Zs); other controls (vertical tab, form feed) are dropped.
+fn is_space(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | '\r') || (c.is_whitespace() && !c.is_control() && !matches!(c, '\u{2028}' | '\u{2029}'))
+}
+
+/// BERT drops control, format and private-use characters.
+fn is_control(c: char) -> bool {
+    c.is_control() || (!c.is_ascii() && in_ranges(c, tables::DROP))
+}
+
+/// Combining marks (category Mn), dropped as NFD stripping does.
 fn is_combining_mark(c: char) -> bool {
-    matches!(c, '\u{300}'..='\u{36f}' | '\u{1ab0}'..='\u{1aff}' | '\u{1dc0}'..='\u{1dff}' | '\u{20d0}'..='\u{20ff}' | '\u{fe20}'..='\u{fe2f}')
+    !c.is_ascii() && in_ranges(c, tables::MARKS)
 }
 
 /// ASCII punctuation and symbols (BERT counts them all), and Unicode
-/// punctuation of the common blocks.
+/// punctuation.
 fn is_punctuation(c: char) -> bool {
-    c.is_ascii_punctuation()
-        || matches!(
-            c,
-            '\u{a1}' | '\u{a7}' | '\u{ab}' | '\u{b6}' | '\u{b7}' | '\u{bb}' | '\u{bf}' | '\u{37e}' | '\u{387}'
-                | '\u{2010}'..='\u{2027}' | '\u{2030}'..='\u{2043}' | '\u{2045}'..='\u{2051}' | '\u{2053}'..='\u{205e}'
-                | '\u{3001}'..='\u{3003}' | '\u{3008}'..='\u{3011}' | '\u{3014}'..='\u{301f}'
-                | '\u{ff01}'..='\u{ff03}' | '\u{ff05}'..='\u{ff0a}' | '\u{ff0c}'..='\u{ff0f}' | '\u{ff1a}' | '\u{ff1b}' | '\u{ff1f}' | '\u{ff20}'
-        )
+    c.is_ascii_punctuation() || (!c.is_ascii() && in_ranges(c, tables::PUNCT))
 }
 
 /// CJK ideographs, which BERT splits one per word.
@@ -270,22 +280,26 @@ fn is_cjk(c: char) -> bool {
     matches!(c, '\u{4e00}'..='\u{9fff}' | '\u{3400}'..='\u{4dbf}' | '\u{20000}'..='\u{2a6df}' | '\u{2a700}'..='\u{2b73f}' | '\u{2b740}'..='\u{2b81f}' | '\u{2b820}'..='\u{2ceaf}' | '\u{f900}'..='\u{faff}' | '\u{2f800}'..='\u{2fa1f}')
 }
 
-/// The base letter of a lowercase Latin-1 or Latin Extended-A letter that
-/// decomposes canonically (what NFD plus dropping marks leaves).
-fn fold_accent(c: char) -> char {
-    // Index = code point - 0xE0, for à..ÿ; '\0' = no decomposition.
-    const LATIN1: &[u8; 32] = b"aaaaaa\0ceeeeiiii\0nooooo\0\0uuuuy\0y";
-    // Index = code point - 0x100, for Ā..ſ (upper and lower alternate).
-    const EXT_A: &[u8; 128] = b"aaaaaaccccccccdd\0\0eeeeeeeeeegggggggghh\0\0iiiiiiiii\0\0\0jjkk\0llllll\0\0\0\0nnnnnn\0\0\0oooooo\0\0rrrrrrsssssssstttt\0\0uuuuuuuuuuuuwwyyyzzzzzz\0";
+/// Pushes what NFD leaves of a lowercase `c` once its marks are dropped:
+/// a Hangul syllable's jamo (decomposed by the Unicode algorithm), a
+/// letter's base letter, or `c` itself.
+fn push_folded(c: char, out: &mut String) {
+    const S_BASE: u32 = 0xac00;
+    const S_COUNT: u32 = 11_172;
     let u = c as u32;
-    let b = match u {
-        0xe0..=0xff => LATIN1[(u - 0xe0) as usize],
-        0x100..=0x17f => EXT_A[(u - 0x100) as usize],
-        _ => 0,
-    };
-    if b == 0 {
-        c
-    } else {
-        b as char
+    if (S_BASE..S_BASE + S_COUNT).contains(&u) {
+        let s = u - S_BASE;
+        let (l, v, t) = (0x1100 + s / (21 * 28), 0x1161 + (s % (21 * 28)) / 28, 0x11a7 + s % 28);
+        for j in [l, v].into_iter().chain((t != 0x11a7).then_some(t)) {
+            out.extend(char::from_u32(j));
+        }
+        return;
     }
+    if u >= 0xc0 && u <= 0xffff {
+        if let Ok(i) = tables::FOLD.binary_search_by_key(&(u as u16), |&(from, _)| from) {
+            out.extend(char::from_u32(u32::from(tables::FOLD[i].1)));
+            return;
+        }
+    }
+    out.push(c);
 }
