@@ -14,6 +14,8 @@ function encodingUrl(name) {
       return new URL("./encodings/cl100k_base.bin", import.meta.url);
     case "o200k_base":
       return new URL("./encodings/o200k_base.bin", import.meta.url);
+    case "minilm-static":
+      return new URL("./embedder/minilm-static.bin", import.meta.url);
     default:
       throw new Error(`unknown encoding ${name}`);
   }

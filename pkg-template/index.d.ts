@@ -43,6 +43,7 @@ export type ErrorCode =
   | "dimension_mismatch"
   | "non_finite"
   | "zero_vector"
+  | "embedder_mismatch"
   | "records_quota_exceeded"
   | "bytes_quota_exceeded"
   | "ledger_accounts_quota_exceeded"
@@ -211,6 +212,13 @@ export const LIMITS: {
   readonly HYBRID_ALPHA_DEFAULT: 0.7;
   readonly EMBED_DIM_DEFAULT: 384;
   readonly EMBED_DIM_MIN: 16;
+  readonly STATIC_EMBED_ASSET_BYTES_MAX: 67108864;
+  readonly STATIC_EMBED_VOCAB_MAX: 262144;
+  readonly STATIC_EMBED_TOKENS_MAX: 8192;
+  readonly STATIC_EMBED_WORD_CHARS_MAX: 1000;
+  readonly EMBEDDER_NAME_BYTES_MAX: 128;
+  readonly LTM_REEMBED_BATCH_MAX: 256;
+  readonly LTM_REEMBED_RECORDS_PER_CALL_MAX: 4096;
   readonly FEED_EVENT_IDS_MAX: 32;
   readonly FEED_EVENTS_KEPT: 4096;
   readonly FEED_FILTER_ITEMS_MAX: 64;
@@ -462,6 +470,10 @@ export interface OpenOptions {
   clock?: () => number;
   /** Embeds long-term memory texts; default the offline hashed n-gram embedder. */
   embedder?: Embedder;
+  /** The embedder hook's identity, stored with the namespace's vectors so another model's are refused (`embedder_mismatch`); default "js-hook". */
+  embedderName?: string;
+  /** Without a hook: "static" (default), the distilled MiniLM embedder loaded on first need (the hashed one if its asset is missing), or "hash", the hashed n-gram embedder. */
+  offlineEmbedder?: "static" | "hash";
   /** The service-state cache's upstream (see {@link ServiceCache.setFetcher}). */
   serviceFetcher?: ServiceFetcher;
   /** Its deadline in ms; default 10,000, at most 120,000. */
@@ -1376,6 +1388,12 @@ export class LongTermMemory {
   ): Promise<{ memories: Array<Pick<MemoryHit, F>>; total: number; next_offset: number | null; exact_filter: boolean }>;
   get(id: string): Promise<MemoryRecord | null>;
   edit(id: string, patch: Partial<MemoryRecordInput>, options?: { embedder?: Embedder }): Promise<MemoryRecord>;
+  /**
+   * Moves the namespace's vectors to the current embedder (repeats
+   * `POST /v1/long-term-memory/reembed` until done); searches keep the old
+   * vectors until the swap. The fix for `embedder_mismatch`.
+   */
+  reembed(options?: { embedder?: Embedder }): Promise<{ embedder: string; previous: string | null; reembedded: number; remaining: number; done: boolean }>;
   delete(ids: string[]): Promise<number>;
   forget(policy: { max_age_days?: number; max_inactive_days?: number; budget?: number; memory_type_allowlist?: string[] }, options?: { userId?: string; sessionId?: string; namespace?: string; pinnedIds?: string[]; dryRun?: boolean; limit?: number }): Promise<{ scanned: number; deleted: number; deleted_ids: string[]; dry_run: boolean }>;
 }

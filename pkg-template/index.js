@@ -10,6 +10,7 @@ import {
   checkFitWith,
   fitCounting,
   modelInfo,
+  loadStaticEmbedder,
   version as coreVersion,
 } from "./edgemem_wasm.js";
 /** Bytes of wasm linear memory: its high-water mark (wasm memory never shrinks). */
@@ -83,15 +84,25 @@ export class Memory {
   /** Per-agent profiles with exact increments. */
   profiles;
 
-  constructor(core, { embedder, detector, extractor, serviceFetcher, serviceTimeoutMs, channelName, clock } = {}) {
+  constructor(core, { embedder, embedderName, offlineEmbedder = "static", detector, extractor, serviceFetcher, serviceTimeoutMs, channelName, clock } = {}) {
     if (!(core instanceof MemoryCore)) throw new TypeError("use Memory.open()");
     this.#core = core;
-    this.#extraction = new ExtractionQueue(core, extractor, embedder, clock);
+    call(() => core.setOfflineEmbedder(offlineEmbedder));
+    if (embedderName !== undefined && (typeof embedderName !== "string" || !/^[!-~]{1,128}$/.test(embedderName))) throw invalid("embedderName", "must be 1 to 128 printable ASCII characters");
+    // The hook's identity is stored with the vectors it makes, so another
+    // model's vectors are refused rather than mixed (embedder_mismatch).
+    if (typeof embedder === "function") {
+      const hook = embedder;
+      embedder = Object.assign((texts) => hook(texts), { edgememName: embedderName ?? hook.edgememName ?? "js-hook" });
+    }
+    const useStatic = offlineEmbedder === "static" && !embedder;
+    this.#extraction = new ExtractionQueue(core, extractor, embedder, clock, useStatic);
     // The one door into the API: every route, with the hooks and caller
     // vectors it may use. `body` is an object, or JSON text already checked.
     // A working-memory write arms the background extraction queue, after
     // the answer: no request waits for the extractor.
     this.#apiText = async (method, path, query = "", body, summarizer, embedder, vectors) => {
+      if (useStatic && EMBEDDING_PATHS.test(path)) await ensureStaticEmbedder();
       const out = await call(() => core.call(method, path, query, body === undefined ? "" : typeof body === "string" ? body : toJson(body, "body"), summarizer, embedder, vectors));
       if (method !== "GET" && path.startsWith("/v1/working-memory/")) this.#extraction.kick();
       return out;
@@ -126,10 +137,13 @@ export class Memory {
    * @param {(text: string) => Promise<{start: number, end: number, kind: string}[]>} [options.detector] an extra personal-data detector (person names from a model, say) run on each long-term text before it is stored; each span becomes `[KIND]`.
    * @param {string} [options.privacyKey] a secret of at least 16 bytes: personal data in long-term memory becomes keyed pseudonyms (the same value, the same token) and user ids are sealed in storage. Held in memory only; without it, typed placeholders.
    * @param {string | false} [options.broadcast] the BroadcastChannel through which memories on the same storage (other tabs) hear of each other's writes; default the IndexedDBStore's, none for other stores.
+   * @param {string} [options.embedderName] the embedder hook's identity (e.g. "openai:text-embedding-3-small"), stored with the namespace's vectors; default "js-hook".
+   * @param {"static" | "hash"} [options.offlineEmbedder] without a hook: "static" (default), the distilled MiniLM embedder, loaded on first need (the hashed one if its asset is missing); "hash", the hashed n-gram embedder.
    * @param {(request: {strategy: string, prompt?: string, turns: object[]}) => Promise<object[]>} [options.extractor] background extraction's model (an LLM call): the memories worth keeping from a session's new turns, `[{text, kind?, topics?, entities?, event_date?, extracted_from?, subject?}]`. Default: the offline rules.
    */
   static async open(options = {}) {
-    const { store, namespace, snapshotEveryOps, chunkBytes, keyPrefix, clock, embedder, detector, extractor, serviceFetcher, serviceTimeoutMs, broadcast, privacyKey } = options;
+    const { store, namespace, snapshotEveryOps, chunkBytes, keyPrefix, clock, embedder, embedderName, offlineEmbedder, detector, extractor, serviceFetcher, serviceTimeoutMs, broadcast, privacyKey } = options;
+    if (offlineEmbedder !== undefined && offlineEmbedder !== "static" && offlineEmbedder !== "hash") throw invalid("offlineEmbedder", 'must be "static" or "hash"');
     if (extractor !== undefined && typeof extractor !== "function") throw invalid("extractor", "must be an async function ({strategy, prompt, turns}) => memories");
     if (privacyKey !== undefined && typeof privacyKey !== "string") throw invalid("privacyKey", "must be a string secret");
     const opts = toJson(
@@ -139,7 +153,7 @@ export class Memory {
     const core = await call(() => MemoryCore.open(store, opts, clock));
     // Tabs on one IndexedDB database hear of each other's writes, unless `broadcast: false`.
     const channelName = broadcast === false ? undefined : typeof broadcast === "string" ? broadcast : store?.feedChannel?.(keyPrefix ?? "");
-    return new Memory(core, { embedder, detector, extractor, serviceFetcher, serviceTimeoutMs, channelName, clock });
+    return new Memory(core, { embedder, embedderName, offlineEmbedder, detector, extractor, serviceFetcher, serviceTimeoutMs, channelName, clock });
   }
 
   /**
@@ -378,6 +392,28 @@ export class Memory {
   }
 }
 
+let staticEmbedder = null;
+
+/**
+ * Loads the distilled static embedder's asset once per wasm instance, on
+ * first need (as the tokenizer ranks are). Resolves to its identity, or
+ * null when the asset cannot be had: then the hashed n-gram embedder is
+ * the offline default, and a namespace built with the static one answers
+ * `embedder_mismatch` rather than mixing vectors.
+ */
+function ensureStaticEmbedder() {
+  staticEmbedder ??= loadAsset("minilm-static")
+    .then((bytes) => loadStaticEmbedder(bytes))
+    .catch((err) => {
+      globalThis.console?.warn?.(`edgemem: static embedder unavailable, using the hashed embedder: ${err?.message ?? err}`);
+      return null;
+    });
+  return staticEmbedder;
+}
+
+/** The routes that may embed text with the offline embedder. */
+const EMBEDDING_PATHS = /^\/v1\/(long-term-memory|memory\/prompt)/;
+
 /**
  * Background extraction in the package: a debounced timer armed by
  * working-memory writes runs the passes that are due, one run at a time;
@@ -392,8 +428,11 @@ class ExtractionQueue {
   #running = Promise.resolve();
   #closed = false;
 
-  constructor(core, extractor, embedder, clock) {
+  #useStatic;
+
+  constructor(core, extractor, embedder, clock, useStatic) {
     this.#core = core;
+    this.#useStatic = useStatic && !embedder;
     // The hook sees objects; the core passes JSON text both ways.
     this.#extractor = extractor && (async (request) => JSON.stringify(await extractor(JSON.parse(request))));
     this.#embedder = embedder;
@@ -413,6 +452,7 @@ class ExtractionQueue {
   #run(flush) {
     const run = this.#running.catch(() => {}).then(async () => {
       if (this.#closed) return { sessions: 0, created: 0, duplicates: 0, superseded: 0, failed: 0, without_consent: 0, next_due: null };
+      if (this.#useStatic) await ensureStaticEmbedder();
       const r = JSON.parse(await call(() => this.#core.runExtraction(flush, this.#extractor, this.#embedder)));
       if (r.next_due !== null && !this.#closed) this.kick(r.next_due - this.#clock());
       return r;

@@ -125,6 +125,23 @@ export class LongTermMemory {
   }
 
   /** Edits `{text?, topics?, entities?, memory_type?, user_id?, session_id?, event_date?, pinned?}`; a new text is re-embedded. */
+  /**
+   * Moves the namespace's vectors to the current embedder (after changing
+   * models, or to the static embedder from the hashed one): repeats
+   * `POST /v1/long-term-memory/reembed` until done. Searches keep the old
+   * vectors until the last batch swaps them all at once.
+   */
+  async reembed({ embedder } = {}) {
+    const total = { embedder: null, previous: null, reembedded: 0, remaining: 0, done: false };
+    const rounds = Math.ceil(LIMITS.LTM_RECORDS_MAX / LIMITS.LTM_REEMBED_RECORDS_PER_CALL_MAX) + 1;
+    for (let i = 0; i < rounds && !total.done; i++) {
+      const r = await this.#api("POST", "/v1/long-term-memory/reembed", "", {}, undefined, checkEmbedder(embedder) ?? this.#embedder);
+      Object.assign(total, { embedder: r.embedder, previous: i === 0 ? r.previous : total.previous, remaining: r.remaining, done: r.done });
+      total.reembedded += r.reembedded;
+    }
+    return total;
+  }
+
   async edit(id, patch, { embedder } = {}) {
     const { texts, counts } = await this.#detect([patch?.text]);
     const body = this.#detector && typeof patch?.text === "string" ? { ...patch, text: texts[0] } : patch;

@@ -4,7 +4,9 @@ import { initSync } from "./edgemem_wasm.js";
 import { setAssetLoader } from "./assets.js";
 
 initSync({ module: readFileSync(new URL("./edgemem_bg.wasm", import.meta.url)) });
-setAssetLoader(async (name) => readFileSync(new URL(`./encodings/${name}.bin`, import.meta.url)));
+setAssetLoader(async (name) =>
+  readFileSync(new URL(name === "minilm-static" ? "./embedder/minilm-static.bin" : `./encodings/${name}.bin`, import.meta.url)),
+);
 
 export * from "./index.js";
 /** Node only: a durable store on a directory (see file_store.d.ts). */

@@ -11,6 +11,8 @@ setAssetLoader(async (name) => {
       return new Uint8Array((await import("./encodings/cl100k_base.bin")).default);
     case "o200k_base":
       return new Uint8Array((await import("./encodings/o200k_base.bin")).default);
+    case "minilm-static":
+      return new Uint8Array((await import("./embedder/minilm-static.bin")).default);
     default:
       throw new Error(`unknown encoding ${name}`);
   }

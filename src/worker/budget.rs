@@ -17,7 +17,7 @@ use crate::core::budget::{estimate_tokens, Estimator};
 use crate::core::error::{Error, Result};
 use crate::core::tokenizer::{Encoding, EncodingName, Specials};
 
-const ASSETS_BINDING: &str = "ASSETS";
+pub(crate) const ASSETS_BINDING: &str = "ASSETS";
 
 thread_local! {
     static ENCODINGS: RefCell<HashMap<EncodingName, Rc<Encoding>>> = RefCell::new(HashMap::new());

@@ -1,8 +1,11 @@
 //! The Worker's host services: rank tables from the static assets (loaded
-//! once per isolate, shared with `/v1/budget`), and Workers AI as the
-//! summarizer when an `AI` binding is configured. Without one, compaction
-//! uses the offline extractive summarizer.
+//! once per isolate, shared with `/v1/budget`), Workers AI as the
+//! summarizer when an `AI` binding is configured (without one, compaction
+//! uses the offline extractive summarizer), and the embedder chosen by
+//! `EDGEMEM_EMBEDDER`: the distilled static one from the assets (default),
+//! the hashed one, or Workers AI.
 
+use std::cell::RefCell;
 use std::rc::Rc;
 
 use futures_util::future::LocalBoxFuture;
@@ -11,6 +14,7 @@ use worker::Env;
 
 use crate::api::services::Services;
 use crate::core::error::{Error, Result};
+use crate::core::retrieval::StaticEmbedder;
 use crate::core::session::Message;
 use crate::core::tokenizer::{Encoding, EncodingName};
 
@@ -23,6 +27,65 @@ const SUMMARIZER_MODEL_DEFAULT: &str = "@cf/meta/llama-3.1-8b-instruct";
 
 pub struct WorkerServices<'a> {
     pub env: &'a Env,
+}
+
+/// `EDGEMEM_EMBEDDER`: which embedder turns texts into vectors.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum EmbedderChoice {
+    /// The distilled static embedder from the assets (the default); the
+    /// hashed one when the asset cannot be loaded.
+    Static,
+    /// The hashed n-gram embedder.
+    Hash,
+    /// Workers AI (`EDGEMEM_EMBED_MODEL`, default bge-small), through the `AI` binding.
+    WorkersAi,
+}
+
+const STATIC_ASSET_URL: &str = "https://assets.local/pkg/embedder/minilm-static.bin";
+
+thread_local! {
+    /// The static embedder, loaded once per isolate: `None` before the
+    /// first try, `Some(None)` when the asset could not be had.
+    static STATIC: RefCell<Option<Option<Rc<StaticEmbedder>>>> = const { RefCell::new(None) };
+}
+
+impl WorkerServices<'_> {
+    fn embedder_choice(&self) -> EmbedderChoice {
+        match self.env.var("EDGEMEM_EMBEDDER").map(|v| v.to_string()).as_deref() {
+            Ok("workers-ai") => EmbedderChoice::WorkersAi,
+            Ok("hash") => EmbedderChoice::Hash,
+            _ => EmbedderChoice::Static,
+        }
+    }
+
+    fn embed_model(&self) -> String {
+        self.env.var("EDGEMEM_EMBED_MODEL").map(|v| v.to_string()).unwrap_or_else(|_| EMBED_MODEL_DEFAULT.into())
+    }
+}
+
+/// Loads the static embedder from the site's assets (once per isolate).
+async fn load_static(env: &Env) -> Option<Rc<StaticEmbedder>> {
+    if let Some(loaded) = STATIC.with(|s| s.borrow().clone()) {
+        return loaded;
+    }
+    let loaded = async {
+        let mut resp = env.assets(super::budget::ASSETS_BINDING).ok()?.fetch(STATIC_ASSET_URL, None).await.ok()?;
+        if resp.status_code() != 200 {
+            worker::console_warn!("edgemem: static embedder asset answered HTTP {}; using the hashed embedder", resp.status_code());
+            return None;
+        }
+        let bytes = resp.bytes().await.ok()?;
+        match StaticEmbedder::from_asset(&bytes) {
+            Ok(m) => Some(Rc::new(m)),
+            Err(e) => {
+                worker::console_warn!("edgemem: static embedder asset refused ({e}); using the hashed embedder");
+                None
+            }
+        }
+    }
+    .await;
+    STATIC.with(|s| *s.borrow_mut() = Some(loaded.clone()));
+    loaded
 }
 
 // Inputs are structs, never `serde_json::Value`: `Ai::run` converts with
@@ -94,8 +157,15 @@ impl Services for WorkerServices<'_> {
     }
 
     fn embed<'a>(&'a self, texts: &'a [String]) -> Option<LocalBoxFuture<'a, Result<Vec<Vec<f32>>>>> {
-        let ai = self.env.ai(AI_BINDING).ok()?;
-        let model = self.env.var("EDGEMEM_EMBED_MODEL").map(|v| v.to_string()).unwrap_or_else(|_| EMBED_MODEL_DEFAULT.into());
+        if self.embedder_choice() != EmbedderChoice::WorkersAi {
+            return None;
+        }
+        let model = self.embed_model();
+        let Ok(ai) = self.env.ai(AI_BINDING) else {
+            return Some(Box::pin(async {
+                Err(Error::HookFailed { hook: "embedder".into(), reason: "EDGEMEM_EMBEDDER is workers-ai but no AI binding is configured ([ai] in wrangler.toml)".into() })
+            }));
+        };
         Some(Box::pin(async move {
             let out: AiEmbeddings = ai
                 .run(&model, AiEmbedInput { text: texts })
@@ -103,6 +173,19 @@ impl Services for WorkerServices<'_> {
                 .map_err(|e| Error::HookFailed { hook: "embedder".into(), reason: format!("Workers AI: {e}") })?;
             Ok(out.data)
         }))
+    }
+
+    fn embedder_name(&self) -> String {
+        format!("workers-ai:{}", self.embed_model())
+    }
+
+    fn static_embedder(&self) -> LocalBoxFuture<'_, Option<Rc<StaticEmbedder>>> {
+        Box::pin(async move {
+            match self.embedder_choice() {
+                EmbedderChoice::Static => load_static(self.env).await,
+                EmbedderChoice::Hash | EmbedderChoice::WorkersAi => None,
+            }
+        })
     }
 
     fn fetch_service<'a>(&'a self, agent_id: &'a str, service: &'a str) -> Option<LocalBoxFuture<'a, Result<String>>> {

@@ -66,7 +66,7 @@ test("compaction sends Workers AI {messages, max_tokens} with the transcript", a
 });
 
 test("long-term create and semantic search embed through Workers AI with text as an array of strings", async () => {
-  const { mf, call } = await startWorker({ ai: AI_STAND_IN });
+  const { mf, call } = await startWorker({ ai: AI_STAND_IN, bindings: { EDGEMEM_EMBEDDER: "workers-ai" } });
   try {
     const memories = [
       { id: "units", text: "User prefers metric units." },
