@@ -288,3 +288,18 @@ fn user_ids_are_sealed_and_a_revoked_consent_erases_the_users_summaries() {
     assert_eq!(left[0]["group"]["user_id"], "bob");
     assert_eq!(ok(&mut api, "GET", &format!("/v1/summary-views/{types}/partitions"), json!(null)), json!([]), "so is every summary made from her memories");
 }
+
+#[test]
+fn the_change_feed_reports_views_and_task_steps() {
+    let mut api = Api::new();
+    seed(&mut api);
+    let id = create(&mut api, by_user());
+    let task = ok(&mut api, "POST", &format!("/v1/summary-views/{id}/run"), json!({}));
+    let page = ok(&mut api, "GET", "/v1/events?since=0&kinds=summary_view.*,task.*", json!(null));
+    let got: Vec<(String, String)> = page["events"].as_array().unwrap().iter().map(|e| (e["kind"].as_str().unwrap().to_owned(), e["key"].as_str().unwrap().to_owned())).collect();
+    let t = task["id"].as_str().unwrap().to_owned();
+    let want = [("summary_view.created", &id), ("task.updated", &t), ("task.updated", &t), ("summary_view.refreshed", &id)];
+    assert_eq!(got, want.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<Vec<_>>());
+    let refreshed = page["events"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!((refreshed["count"].as_u64(), refreshed["ids"].clone()), (Some(2), json!([t])));
+}

@@ -168,7 +168,7 @@ pub fn event_of(seq: u64, entry: &LogEntry) -> FeedEvent {
             SummaryViewOp::Create { view } => e("summary_view.created", &view.id),
             SummaryViewOp::Delete { view_id } => e("summary_view.deleted", view_id),
             SummaryViewOp::Task { task } => e("task.updated", &task.id),
-            SummaryViewOp::Store { view_id, partitions, task, .. } => e("summary_view.refreshed", view_id).counted(partitions.len()).many(task.iter().map(|t| t.id.as_str())),
+            SummaryViewOp::Store { view_id, partitions, task, .. } => e("summary_view.refreshed", view_id).many(task.iter().map(|t| t.id.as_str())).counted(partitions.len()),
         },
         Op::Service(s) => match s {
             ServiceOp::Register { service, .. } => e("service_cache.registered", service),
