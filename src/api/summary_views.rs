@@ -196,7 +196,9 @@ pub fn task_json(t: &Task) -> Value {
 
 /// `GET .../partitions?user_id=&namespace=&session_id=&memory_type=`: the
 /// stored results whose group has these values (a field the group lacks
-/// matches nothing, as in AMS).
+/// matches nothing, as in AMS). `namespace` also names the tenant, whose
+/// partitions are all of that namespace: it filters only a view that
+/// groups by it.
 async fn partitions<B: Backend>(store: &Store<B>, req: &Request<'_>, view_id: &str) -> Result<Value> {
     let mut wanted: Vec<(&str, String)> = Vec::new();
     for f in FIELDS {
@@ -208,7 +210,8 @@ async fn partitions<B: Backend>(store: &Store<B>, req: &Request<'_>, view_id: &s
     let found = store
         .read(|e| {
             e.summary_views().view(view_id).map(|s| {
-                s.partitions.values().filter(|p| wanted.iter().all(|(f, v)| p.group.get(*f) == Some(v))).map(|p| partition_json(view_id, p)).collect::<Vec<_>>()
+                let matches = |p: &Partition| wanted.iter().all(|(f, v)| p.group.get(*f) == Some(v) || (*f == "namespace" && !p.group.contains_key("namespace")));
+                s.partitions.values().filter(|p| matches(p)).map(|p| partition_json(view_id, p)).collect::<Vec<_>>()
             })
         })
         .await?;

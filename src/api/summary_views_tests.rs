@@ -104,6 +104,8 @@ fn a_run_is_a_task_that_stores_each_partition_newest_first_within_the_window() {
     assert_eq!(only.as_array().unwrap().len(), 1);
     assert_eq!(only[0]["summary"], "Bob is allergic to peanuts.");
     assert_eq!(ok(&mut api, "GET", &format!("/v1/summary-views/{id}/partitions?session_id=s1"), json!(null)), json!([]), "a field the group lacks matches nothing");
+    let tenant = ok(&mut api, "GET", &format!("/v1/summary-views/{id}/partitions?namespace=ns1&user_id=bob"), json!(null));
+    assert_eq!(tenant.as_array().unwrap().len(), 1, "but `namespace` names the tenant too: it filters only a view grouped by it");
     // The client's `force` and AMS's `task_id` are accepted; a taken task id is refused.
     let forced = ok(&mut api, "POST", &format!("/v1/summary-views/{id}/run"), json!({"force": true, "task_id": "mine-1"}));
     assert_eq!(forced["id"], "mine-1");
