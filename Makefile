@@ -86,7 +86,7 @@ test-browser:
 
 # Redis Agent Memory Server's own Python client (agent-memory-client 0.14.0, in
 # a virtualenv under target/) against the Worker served by `wrangler dev`.
-# AMS_PART=working|long-term|all (default all).
+# AMS_PART=working|long-term|summary-views|all (default all).
 test-ams:
 	AMS_PART=$${AMS_PART:-all} $(NODE_TEST) tests/ams/
 

@@ -282,6 +282,19 @@ export const LIMITS: {
   readonly EXTRACT_DEDUP_SIMILARITY_MIN: 0.92;
   readonly EXTRACT_ERROR_CHARS_MAX: 500;
   readonly EXTRACT_FLUSH_ROUNDS_MAX: 1000;
+  readonly SUMMARY_VIEWS_MAX: 100;
+  readonly SUMMARY_VIEW_PARTITIONS_PER_RUN_MAX: 32;
+  readonly SUMMARY_VIEW_PARTITIONS_KEPT_MAX: 256;
+  readonly SUMMARY_VIEW_MEMORIES_PER_PARTITION_MAX: 200;
+  readonly SUMMARY_VIEW_SUMMARY_TOKENS_MAX: 400;
+  readonly SUMMARY_VIEW_SUMMARY_BYTES_MAX: 16384;
+  readonly SUMMARY_VIEW_NAME_BYTES_MAX: 256;
+  readonly SUMMARY_VIEW_PROMPT_BYTES_MAX: 8192;
+  readonly SUMMARY_VIEW_WINDOW_DAYS_MAX: 36500;
+  readonly SUMMARY_VIEWS_PER_WAKE_MAX: 4;
+  readonly SUMMARY_VIEW_REFRESH_DELAY_MS: 5000;
+  readonly TASKS_KEPT_MAX: 1000;
+  readonly TASK_ERROR_CHARS_MAX: 500;
   readonly CONSENTS_MAX: 1000000;
   readonly GUARDRAIL_REQUIRED_MAX: 32;
   readonly GUARDRAIL_FORBIDDEN_MAX: 32;
@@ -788,7 +801,11 @@ export type FeedKind =
   | "decision.appended"
   | "privacy.policy_set"
   | "consent.granted"
-  | "consent.revoked";
+  | "consent.revoked"
+  | "summary_view.created"
+  | "summary_view.deleted"
+  | "summary_view.refreshed"
+  | "task.updated";
 // </generated FeedKind>
 
 /** One committed change: ids and counts, never bodies. */

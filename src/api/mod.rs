@@ -18,6 +18,7 @@ pub mod ledger;
 pub mod longterm;
 pub mod privacy;
 pub mod services;
+pub mod summary_views;
 pub mod quota;
 pub mod routes;
 pub mod tenancy;
@@ -244,6 +245,13 @@ pub async fn route<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut Ct
             Ok(Response::ok(v))
         }
         (["long-term-memory", rest @ ..], _) => longterm::route(store, req, ctx, rest).await.map(Response::ok),
+        (["summary-views", rest @ ..], _) => {
+            let mut v = summary_views::route(store, req, ctx, rest).await?;
+            store.with_privacy_key(|k| privacy::open_user_ids(&mut v, k));
+            Ok(Response::ok(v))
+        }
+        (["tasks", id], "GET") => summary_views::task_route(store, id).await.map(Response::ok),
+        (["tasks", _], other) => Err(Error::MethodNotAllowed { method: other.to_owned() }),
         (["working-memory", ""], "GET") => list_sessions_route(store, req, ctx).await,
         (["working-memory", id], _) if !id.is_empty() => match method {
             "GET" => get_session_route(store, req, ctx, id).await,
@@ -524,7 +532,8 @@ pub async fn events_page<B: Backend>(store: &Store<B>, since: Option<&str>, kind
 /// When the host should next wake the tenant: its next TTL expiry, a
 /// background compaction pass [`limits::LTM_COMPACT_DELAY_MS`] from `now`
 /// when one is due, or the next extraction pass (a session's writes quiet
-/// for [`limits::EXTRACT_DEBOUNCE_MS`], or its retry), whichever is first. Called after every write, so a
+/// for [`limits::EXTRACT_DEBOUNCE_MS`], or its retry), or a continuous summary
+/// view's refresh ([`summary_views::next_due`]), whichever is first. Called after every write, so a
 /// stream of writes keeps pushing the pass back.
 pub async fn next_wake<B: Backend>(store: &Store<B>, now: Millis) -> Result<Option<Millis>> {
     let state = store
@@ -534,15 +543,18 @@ pub async fn next_wake<B: Backend>(store: &Store<B>, now: Millis) -> Result<Opti
         })
         .await?;
     let extraction = extraction::next_due(store, now).await?;
-    Ok([state, extraction].into_iter().flatten().min())
+    let views = summary_views::next_due(store, now).await?;
+    Ok([state, extraction, views].into_iter().flatten().min())
 }
 
 /// The host's wake-up: expires what is due, runs the extraction passes
-/// that are due and one bounded background compaction pass, and returns
+/// that are due, re-runs the continuous summary views whose memories
+/// changed, runs one bounded background compaction pass, and returns
 /// when to wake next ([`next_wake`]).
 pub async fn wake<B: Backend>(store: &Store<B>, services: &dyn services::Services, now: Millis) -> Result<Option<Millis>> {
     expire(store, now).await?;
     extraction::run_due(store, services, now, false).await?;
+    summary_views::run_due(store, services, now).await?;
     store.maintain(|e| e.compact_vectors(limits::LTM_COMPACT_WORK_POINTS_PER_PASS)).await??;
     next_wake(store, now).await
 }
@@ -557,3 +569,5 @@ mod service_cache_tests;
 mod operations_tests;
 #[cfg(test)]
 mod extraction_tests;
+#[cfg(test)]
+mod summary_views_tests;

@@ -66,6 +66,13 @@ pub const ROUTES: &[Route] = &[
     r("long-term-memory/forget", &[("POST", Write)]),
     r("long-term-memory/reembed", &[("POST", Write)]),
     r("long-term-memory/{}", &[("GET", Read), ("PATCH", Write)]),
+    // Summary views and their tasks (AMS).
+    r("summary-views", &[("GET", Read), ("POST", Write)]),
+    r("summary-views/{}", &[("GET", Read), ("DELETE", Write)]),
+    r("summary-views/{}/run", &[("POST", Write)]),
+    r("summary-views/{}/partitions", &[("GET", Read)]),
+    r("summary-views/{}/partitions/run", &[("POST", Write)]),
+    r("tasks/{}", &[("GET", Read)]),
     // Working memory and history.
     r("working-memory/", &[("GET", Read)]),
     r("working-memory/{}", &[("GET", Read), ("PUT", Write), ("DELETE", Write)]),

@@ -19,6 +19,7 @@ use crate::core::ledger::LedgerOp;
 use crate::core::limits;
 use crate::core::longterm::LtmOp;
 use crate::core::service_cache::ServiceOp;
+use crate::core::summary_views::SummaryViewOp;
 use crate::core::time::Millis;
 
 mod subscription;
@@ -26,7 +27,7 @@ pub use subscription::{resync_notice, Offer, Subscription, CLOSE_SLOW_CONSUMER};
 
 /// Every event kind, `area.verb`. The list is closed: `index.d.ts` and the
 /// `kinds` filter are checked against it.
-pub const KINDS: [&str; 45] = [
+pub const KINDS: [&str; 49] = [
     "working_memory.updated",
     "working_memory.created",
     "working_memory.appended",
@@ -72,6 +73,10 @@ pub const KINDS: [&str; 45] = [
     "privacy.policy_set",
     "consent.granted",
     "consent.revoked",
+    "summary_view.created",
+    "summary_view.deleted",
+    "summary_view.refreshed",
+    "task.updated",
 ];
 
 /// One change. `key` names the thing changed (a session, agent, account,
@@ -161,6 +166,12 @@ pub fn event_of(seq: u64, entry: &LogEntry) -> FeedEvent {
         Op::ConsentGrant { user_id, .. } => e("consent.granted", user_id),
         Op::ConsentRevoke { user_id, .. } => e("consent.revoked", user_id),
         Op::Extraction(ExtractionOp::Commit { session_id, records, .. }) => e("long_term_memory.extracted", session_id).many(records.iter().map(|r| r.record.id.as_str())),
+        Op::SummaryView(v) => match v {
+            SummaryViewOp::Create { view } => e("summary_view.created", &view.id),
+            SummaryViewOp::Delete { view_id } => e("summary_view.deleted", view_id),
+            SummaryViewOp::Task { task } => e("task.updated", &task.id),
+            SummaryViewOp::Store { view_id, partitions, task, .. } => e("summary_view.refreshed", view_id).many(task.iter().map(|t| t.id.as_str())).counted(partitions.len()),
+        },
         Op::Service(s) => match s {
             ServiceOp::Register { service, .. } => e("service_cache.registered", service),
             ServiceOp::Put { agent_id, service, written: false, .. } => e("service_cache.refreshed", agent_id).many([service.as_str()].into_iter()),

@@ -516,6 +516,37 @@ limits! {
     /// Rounds of passes one `flushExtraction` runs (each round up to
     /// [`EXTRACT_SESSIONS_PER_PASS_MAX`] sessions).
     pub const EXTRACT_FLUSH_ROUNDS_MAX: usize = 1_000;
+
+    // Summary views and tasks (issue 14, point 6).
+
+    /// Summary views one tenant keeps.
+    pub const SUMMARY_VIEWS_MAX: usize = 100;
+    /// Partitions one run of a view summarizes; a view whose memories fall
+    /// in more groups is refused (add filters, or run partitions one by one).
+    pub const SUMMARY_VIEW_PARTITIONS_PER_RUN_MAX: usize = 32;
+    /// Partition results one view keeps (single-partition runs add to them).
+    pub const SUMMARY_VIEW_PARTITIONS_KEPT_MAX: usize = 256;
+    /// Memories of one partition given to the summarizer, newest first.
+    pub const SUMMARY_VIEW_MEMORIES_PER_PARTITION_MAX: usize = 200;
+    /// Tokens of one partition's summary the summarizer is asked for.
+    pub const SUMMARY_VIEW_SUMMARY_TOKENS_MAX: usize = 400;
+    /// Bytes of one stored partition summary; a hook answering more fails.
+    pub const SUMMARY_VIEW_SUMMARY_BYTES_MAX: usize = 16 * 1024;
+    /// Bytes of a view's name.
+    pub const SUMMARY_VIEW_NAME_BYTES_MAX: usize = 256;
+    /// Bytes of a view's summarization prompt.
+    pub const SUMMARY_VIEW_PROMPT_BYTES_MAX: usize = 8 * 1024;
+    /// The longest time window of a view, in days.
+    pub const SUMMARY_VIEW_WINDOW_DAYS_MAX: u32 = 36_500;
+    /// Continuous views one wake-up re-runs; the rest wait for the next.
+    pub const SUMMARY_VIEWS_PER_WAKE_MAX: usize = 4;
+    /// Quiet time after a change to long-term memory before a continuous
+    /// view is re-run, so a burst of writes makes one run.
+    pub const SUMMARY_VIEW_REFRESH_DELAY_MS: u64 = 5_000;
+    /// Task records one tenant keeps; the oldest finished one makes room.
+    pub const TASKS_KEPT_MAX: usize = 1_000;
+    /// Characters of a failed task's error message.
+    pub const TASK_ERROR_CHARS_MAX: usize = 500;
     /// Users with a consent record in one tenant.
     pub const CONSENTS_MAX: usize = 1_000_000;
     /// Required clauses in one agent's guardrails.

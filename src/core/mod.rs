@@ -26,6 +26,7 @@ pub mod privacy;
 pub mod retrieval;
 pub mod service_cache;
 pub mod session;
+pub mod summary_views;
 pub mod time;
 pub mod tokenizer;
 pub mod vector;

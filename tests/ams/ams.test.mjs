@@ -3,7 +3,7 @@
 // file prepares its virtualenv, serves the Worker and reports each check.
 //
 //   node --test tests/ams/                      # needs `make build`
-//   AMS_PART=working node --test tests/ams/     # working | long-term | all
+//   AMS_PART=working node --test tests/ams/     # working | long-term | summary-views | all
 //   EDGEMEM_AMS_URL=http://127.0.0.1:8787/ node --test tests/ams/   # a running `make demo`
 //
 // Without EDGEMEM_AMS_URL it starts `wrangler dev` as `make demo` does, on a

@@ -1,7 +1,7 @@
 """Drives an edgemem Worker through Redis Agent Memory Server's own Python
 client, agent-memory-client 0.14.0, used exactly as its users call it.
 
-    python client_test.py --url http://127.0.0.1:8787 --part working|long-term|all
+    python client_test.py --url http://127.0.0.1:8787 --part working|long-term|summary-views|all
 
 Each check prints `ok <name>` or `FAIL <name>: <reason>`; a failure is
 followed by indented lines with the HTTP exchanges of that check. The last
@@ -30,6 +30,7 @@ from agent_memory_client import __version__ as CLIENT_VERSION  # noqa: E402
 
 from harness import RUN, Runner, Trace  # noqa: E402
 from long_term import long_term_part  # noqa: E402
+from summary_views import summary_views_part  # noqa: E402
 from working import working_part  # noqa: E402
 
 # get_working_memory is deprecated in favour of get_or_create, but it is the
@@ -42,7 +43,7 @@ EXPECTED_CLIENT_VERSION = "0.14.0"
 async def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--url", required=True, help="the Worker's base URL, e.g. http://127.0.0.1:8787")
-    ap.add_argument("--part", choices=["working", "long-term", "all"], default="all")
+    ap.add_argument("--part", choices=["working", "long-term", "summary-views", "all"], default="all")
     ap.add_argument("--bearer-token", default=None, help="an edgemem API key (sent as Authorization: Bearer)")
     args = ap.parse_args()
     if CLIENT_VERSION != EXPECTED_CLIENT_VERSION:
@@ -63,6 +64,17 @@ async def main() -> int:
             await working_part(client, runner, ns)
         if args.part in ("long-term", "all"):
             await long_term_part(client, runner, ns)
+    if args.part in ("summary-views", "all"):
+        # AMS's summary-view calls name no namespace, and edgemem's tenants
+        # are namespaces: this client names its tenant on its HTTP session,
+        # as it carries its key.
+        sv_config = MemoryClientConfig(base_url=args.url.rstrip("/"), timeout=20.0, default_namespace=f"{ns}-sv")
+        async with MemoryAPIClient(sv_config) as client:
+            if args.bearer_token:
+                client._client.headers["Authorization"] = f"Bearer {args.bearer_token}"
+            client._client.params = {"namespace": f"{ns}-sv"}
+            trace.attach(client)
+            await summary_views_part(client, runner, f"{ns}-sv")
     print(f"{runner.passed} passed, {runner.failed} failed")
     return 1 if runner.failed else 0
 

@@ -21,6 +21,7 @@ use crate::core::longterm::{LongTerm, LongTermSnapshot, LtmApplied, LtmOp};
 use crate::core::agent_state::{AgentState, AgentStateApplied, AgentStateOp};
 use crate::core::service_cache::{ServiceApplied, ServiceCache, ServiceOp};
 use crate::core::session::{validate_id, validate_messages, Message, Session};
+use crate::core::summary_views::{SummaryViewApplied, SummaryViewOp, SummaryViews};
 use crate::core::time::Millis;
 
 mod extraction;
@@ -96,6 +97,8 @@ pub enum Op {
     /// Background extraction: a pass's memories and the session's new
     /// watermark, in one op.
     Extraction(ExtractionOp),
+    /// Summary views, their stored results and their tasks.
+    SummaryView(SummaryViewOp),
 }
 
 /// What an applied op did.
@@ -120,6 +123,7 @@ pub enum Applied {
     Consent { user_id: String, record: ConsentRecord },
     ConsentRevoked { user_id: String, had_consent: bool, memories: usize, episodes: usize },
     Extracted(Committed),
+    SummaryView(SummaryViewApplied),
 }
 
 /// What one append added to a session.
@@ -181,6 +185,9 @@ struct SnapshotV1 {
     /// Added within schema v1 (issue 14), default: no pass has committed.
     #[serde(default)]
     extraction: BTreeMap<String, Watermark>,
+    /// Added within schema v1 (issue 14), default: no view, no task.
+    #[serde(default)]
+    summary_views: SummaryViews,
 }
 
 /// [`SnapshotV1`] borrowed from a live engine: the same bytes, fewer copies
@@ -198,6 +205,7 @@ struct SnapshotV1Ref<'a> {
     decisions: &'a BTreeMap<String, DecisionLog>,
     privacy: &'a Privacy,
     extraction: &'a BTreeMap<String, Watermark>,
+    summary_views: &'a SummaryViews,
 }
 
 /// The in-memory state of one tenant.
@@ -220,6 +228,7 @@ pub struct Engine {
     privacy: Privacy,
     /// Extraction watermarks by session id; one goes with its session.
     extraction: BTreeMap<String, Watermark>,
+    summary_views: SummaryViews,
 }
 
 impl Engine {
@@ -329,7 +338,9 @@ impl Engine {
                     }
                     LtmOp::Delete { .. } | LtmOp::Reembed { .. } => {}
                 }
-                Applied::Ltm(self.longterm.apply(op, now)?)
+                let applied = self.longterm.apply(op, now)?;
+                self.summary_views.long_term_changed();
+                Applied::Ltm(applied)
             }
             Op::DecisionAppend { session_id, entry } => {
                 if self.live(session_id, now).is_none() {
@@ -357,10 +368,21 @@ impl Engine {
                 let session_user = session_user_id.as_deref().unwrap_or(user_id);
                 let sessions: BTreeSet<&str> = self.sessions.values().filter(|s| s.user_id.as_deref() == Some(session_user)).map(|s| s.session_id.as_str()).collect();
                 let episodes = self.episodes.forget_where(|e| episode_of_user(e, user_id, &sessions));
+                self.summary_views.forget_user(user_id);
+                if memories > 0 {
+                    self.summary_views.long_term_changed();
+                }
                 Applied::ConsentRevoked { user_id: user_id.clone(), had_consent, memories, episodes }
             }
             Op::EpisodeRecord { episode } => Applied::EpisodeRecorded(self.episodes.record(episode.clone(), now)?),
-            Op::Extraction(op) => Applied::Extracted(self.apply_extraction(op, now)?),
+            Op::Extraction(op) => {
+                let committed = self.apply_extraction(op, now)?;
+                if !committed.created.is_empty() || !committed.superseded.is_empty() {
+                    self.summary_views.long_term_changed();
+                }
+                Applied::Extracted(committed)
+            }
+            Op::SummaryView(op) => Applied::SummaryView(self.summary_views.apply(op)?),
             Op::EpisodesConfigure { config } => Applied::EpisodesDropped { count: self.episodes.configure(*config)? },
             Op::EpisodesExpire => Applied::EpisodesDropped { count: self.episodes.expire(now) },
             Op::Service(op) => Applied::Service(self.services.apply(op, now)?),
@@ -499,6 +521,11 @@ impl Engine {
         self.live(session_id, now).map(|_| self.decisions.get(session_id))
     }
 
+    /// Summary views, their results and tasks.
+    pub fn summary_views(&self) -> &SummaryViews {
+        &self.summary_views
+    }
+
     /// The privacy policy and consent table.
     pub fn privacy(&self) -> &Privacy {
         &self.privacy
@@ -528,6 +555,7 @@ impl Engine {
             decisions: &self.decisions,
             privacy: &self.privacy,
             extraction: &self.extraction,
+            summary_views: &self.summary_views,
         };
         // Positional, like log records: structs as arrays, no field names
         // (the ledger's transfers were 232 bytes each with names). A
@@ -548,7 +576,7 @@ impl Engine {
             SCHEMA_VERSION => crate::core::msgpack::from_slice(body).map_err(|e| Error::SnapshotCorrupt { reason: format!("body: {e}") })?,
             older => {
                 let (last_seq, sessions) = migrate::snapshot_to_current(older, body)?;
-                SnapshotV1 { last_seq, sessions, ledger: LedgerSnapshot::default(), history: HistoryState::default(), longterm: LongTermSnapshot::default(), episodes: EpisodicLog::default(), services: ServiceCache::default(), agent_state: AgentState::default(), decisions: BTreeMap::new(), privacy: Privacy::default(), extraction: BTreeMap::new() }
+                SnapshotV1 { last_seq, sessions, ledger: LedgerSnapshot::default(), history: HistoryState::default(), longterm: LongTermSnapshot::default(), episodes: EpisodicLog::default(), services: ServiceCache::default(), agent_state: AgentState::default(), decisions: BTreeMap::new(), privacy: Privacy::default(), extraction: BTreeMap::new(), summary_views: SummaryViews::default() }
             }
         };
         if v1.sessions.len() > limits::SESSIONS_MAX {
@@ -583,6 +611,8 @@ impl Engine {
             return Err(Error::SnapshotCorrupt { reason: format!("extraction watermark of a missing session {orphan:?}") });
         }
         engine.extraction = v1.extraction;
+        v1.summary_views.validate().map_err(|e| Error::SnapshotCorrupt { reason: format!("summary views: {e}") })?;
+        engine.summary_views = v1.summary_views;
         Ok(engine)
     }
 }

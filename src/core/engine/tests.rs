@@ -256,6 +256,7 @@ fn owned_snapshot(e: &Engine) -> SnapshotV1 {
         decisions: e.decisions.clone(),
         privacy: e.privacy.clone(),
         extraction: e.extraction.clone(),
+        summary_views: e.summary_views.clone(),
     }
 }
 

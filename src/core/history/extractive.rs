@@ -81,8 +81,9 @@ pub fn summarize(counter: &dyn Counter, previous: Option<&str>, turns: &[Message
         // Long pastes (logs, documents) are judged by their opening.
         let head = &m.content[..floor_boundary(&m.content, limits::SUMMARY_TURN_BYTES_MAX)];
         sentences(head, &mut buf);
+        // A turn with no role (a memory being summarized) is not labelled.
         let who = label(&m.role);
-        raw.extend(buf.drain(..).map(|s| (format!("{who}: {s}"), false)));
+        raw.extend(buf.drain(..).map(|s| (if who.is_empty() { s } else { format!("{who}: {s}") }, false)));
     }
     let mut df: HashMap<String, usize> = HashMap::new();
     for (s, _) in &raw {

@@ -19,6 +19,7 @@ use crate::core::limits;
 use crate::core::longterm::LtmOp;
 use crate::core::agent_state::AgentStateOp;
 use crate::core::service_cache::ServiceOp;
+use crate::core::summary_views::SummaryViewOp;
 
 /// Canonical JSON text (tool arguments as a cache key) with its secrets
 /// redacted, as a put under the `redact` policy stores it: a lookup keyed
@@ -322,7 +323,16 @@ impl<'a> Scrubber<'a> {
                     *session_user_id = Some(given);
                 }
             }
+            Op::SummaryView(SummaryViewOp::Create { view }) => {
+                if let Some(p) = &mut view.prompt {
+                    self.secrets("prompt", p)?;
+                }
+                if let Some(u) = view.filters.get_mut("user_id") {
+                    self.user_id(u);
+                }
+            }
             Op::SessionDataMigrate { data: None, .. }
+            | Op::SummaryView(_)
             | Op::SessionDelete { .. }
             | Op::SessionsExpire
             | Op::Ledger(_)

@@ -295,7 +295,7 @@ fn push_folded(c: char, out: &mut String) {
         }
         return;
     }
-    if u >= 0xc0 && u <= 0xffff {
+    if (0xc0..=0xffff).contains(&u) {
         if let Ok(i) = tables::FOLD.binary_search_by_key(&(u as u16), |&(from, _)| from) {
             out.extend(char::from_u32(u32::from(tables::FOLD[i].1)));
             return;
