@@ -21,10 +21,15 @@
 # passes on the host's wake-up, the extractor hook, filter-only search)
 # took them to 1,047 KB / 1,289 KB: a decision, recorded here; not yet
 # broken down by function (twiggy was not installed for this measurement).
+# Issue 14's second part (the static embedder's tokenizer with its generated
+# Unicode tables, about 10 KB of data; embedder identity and re-embedding;
+# AMS's summary views and tasks with their ops, routes and continuous
+# refresh) took them to 1,164 KB / 1,410 KB: a decision, recorded here and in
+# the issue's note. The model itself is an asset, not in the wasm.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-NPM_WASM_GZIP_BYTES_MAX=1080000
-WORKER_GZIP_BYTES_MAX=1330000
+NPM_WASM_GZIP_BYTES_MAX=1200000
+WORKER_GZIP_BYTES_MAX=1450000
 
 gz() { gzip -9c "$@" | wc -c; }
 npm_raw=$(wc -c < pkg/edgemem_bg.wasm)
