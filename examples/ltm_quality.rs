@@ -26,7 +26,7 @@ use std::time::Instant;
 use edgemem::core::limits;
 use edgemem::core::retrieval::bm25::{Bm25Index, Bm25Params, Bm25Scratch, KeyFilter};
 use edgemem::core::retrieval::embed::Embedder;
-use edgemem::core::retrieval::StaticEmbedder;
+use edgemem::core::retrieval::{MixedEmbedder, StaticEmbedder};
 use edgemem::core::retrieval::rank::{self, TextNorm};
 use edgemem::core::retrieval::text::{Analyzer, Stem};
 
@@ -237,6 +237,49 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     report.print("static-embed", None);
 
+    // ---- The shipped offline default: MixedEmbedder (static and hashed side by side) ----
+    let mixed = MixedEmbedder::new(std::rc::Rc::new(StaticEmbedder::from_asset(&std::fs::read(&asset)?)?));
+    let t = Instant::now();
+    let mixed_docs: Vec<f32> = passages.iter().map(|p| mixed.embed_vec(p)).collect::<Result<Vec<_>, _>>()?.concat();
+    let secs = t.elapsed().as_secs_f64();
+    println!("mixed embedder {} ({}-d): {:.1} µs/text, {:.0} texts/s", mixed.identity(), mixed.dim(), secs * 1e6 / passages.len() as f64, passages.len() as f64 / secs);
+    let mut mixed_hits = Vec::with_capacity(queries.len());
+    for query in &queries {
+        mixed_hits.push(exact_top(&mixed_docs, mixed.dim(), &mixed.embed_vec(&query.text)?, 100));
+    }
+    let mut report = Report::default();
+    for (query, hits) in queries.iter().zip(&mixed_hits) {
+        report.add(&query.kind, &hits.iter().map(|h| h.0).collect::<Vec<_>>(), &query.relevant);
+    }
+    report.print("mixed-embed (default)", None);
+
+    // ---- Both offline embedders in one vector: cosine = w·static + (1-w)·hash ----
+    if let Some(weights) = arg("--mix") {
+        for w in weights.split(',') {
+            let w: f32 = w.parse()?;
+            let (ws, wh) = (w.sqrt(), (1.0 - w).sqrt());
+            let mut report = Report::default();
+            for query in &queries {
+                model.embed(&query.text, &mut sq)?;
+                embedder.embed(&query.text, &mut q)?;
+                let scores: Vec<(u64, f32)> = statics
+                    .chunks_exact(sdim)
+                    .zip(hashed.chunks_exact(dim))
+                    .enumerate()
+                    .map(|(i, (s, h))| {
+                        let cs: f32 = s.iter().zip(&sq).map(|(a, b)| a * b).sum();
+                        let ch: f32 = h.iter().zip(&q).map(|(a, b)| a * b).sum();
+                        (i as u64, ws * ws * cs + wh * wh * ch)
+                    })
+                    .collect();
+                let mut ranked = scores;
+                ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+                report.add(&query.kind, &ranked.iter().take(100).map(|h| h.0).collect::<Vec<_>>(), &query.relevant);
+            }
+            report.print(&format!("mix(static {w})"), None);
+        }
+    }
+
     if flag("--skip-minilm") {
         return Ok(());
     }
@@ -256,7 +299,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     report.print("minilm", None);
 
     // ---- Fusions of BM25 top-100 with each vector top-100 ----
-    for (name, vector) in [("hash-embed", &hashed_hits), ("static-embed", &static_hits), ("minilm", &minilm_hits)] {
+    for (name, vector) in [("hash-embed", &hashed_hits), ("static-embed", &static_hits), ("mixed-embed", &mixed_hits), ("minilm", &minilm_hits)] {
         let mut rrf_report = Report::default();
         let mut raw_report = Report::default();
         let mut max_report = Report::default();

@@ -326,6 +326,11 @@ limits! {
     /// Fewest dimensions the offline embedder accepts (its widest is
     /// [`VECTOR_DIM_MAX`]).
     pub const EMBED_DIM_MIN: usize = 16;
+    /// The offline default's weight of the static embedder in its cosine
+    /// (the hashed one has the rest). Measured on the conversational set and
+    /// rustdocs (`ltm_quality --mix`): 0.5 gives 0.467 / 0.697 nDCG@10, 0.6
+    /// 0.471 / 0.673, static alone 0.453 / 0.509, hashed alone 0.299 / 0.708.
+    pub const EMBED_MIX_STATIC_WEIGHT: f32 = 0.5;
     /// Bytes of a static embedder asset (the shipped one is about 8 MB
     /// before gzip).
     pub const STATIC_EMBED_ASSET_BYTES_MAX: usize = 64 * 1024 * 1024;
@@ -513,6 +518,15 @@ limits! {
     pub const EXTRACT_DEDUP_SIMILARITY_MIN: f64 = 0.92;
     /// Characters of a failed pass's error kept in the episode that reports it.
     pub const EXTRACT_ERROR_CHARS_MAX: usize = 500;
+    /// The Worker's extractor endpoint (`EDGEMEM_EXTRACTOR=http`): its
+    /// deadline unless `EDGEMEM_EXTRACTOR_TIMEOUT_MS` says otherwise.
+    pub const EXTRACT_HOOK_TIMEOUT_MS_DEFAULT: u64 = 30_000;
+    /// The longest `EDGEMEM_EXTRACTOR_TIMEOUT_MS` (an alarm runs at most 15 minutes).
+    pub const EXTRACT_HOOK_TIMEOUT_MS_MAX: u64 = 300_000;
+    /// An extractor endpoint's or model's answer, read whole.
+    pub const EXTRACT_HOOK_ANSWER_BYTES_MAX: usize = 1024 * 1024;
+    /// Tokens a Workers AI extractor may answer with.
+    pub const EXTRACT_HOOK_ANSWER_TOKENS_MAX: usize = 1_024;
     /// Rounds of passes one `flushExtraction` runs (each round up to
     /// [`EXTRACT_SESSIONS_PER_PASS_MAX`] sessions).
     pub const EXTRACT_FLUSH_ROUNDS_MAX: usize = 1_000;

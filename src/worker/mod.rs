@@ -8,6 +8,7 @@
 mod auth;
 mod backend;
 mod budget;
+mod extractor;
 mod feed;
 mod front;
 mod routing;

@@ -14,6 +14,7 @@ use worker::Env;
 
 use crate::api::services::Services;
 use crate::core::error::{Error, Result};
+use crate::core::extract::{Candidate, Strategy};
 use crate::core::retrieval::StaticEmbedder;
 use crate::core::session::Message;
 use crate::core::tokenizer::{Encoding, EncodingName};
@@ -186,6 +187,20 @@ impl Services for WorkerServices<'_> {
                 EmbedderChoice::Hash | EmbedderChoice::WorkersAi => None,
             }
         })
+    }
+
+    fn extract<'a>(&'a self, strategy: &'a Strategy, turns: &'a [Message]) -> Option<LocalBoxFuture<'a, Result<Vec<Candidate>>>> {
+        let choice = match super::extractor::choice(self.env) {
+            Ok(c) => c,
+            Err(e) => return Some(Box::pin(async move { Err(e) })),
+        };
+        match choice {
+            super::extractor::Choice::Offline => None,
+            super::extractor::Choice::Http => Some(Box::pin(super::extractor::http(self.env, strategy, turns))),
+            // The summary strategy goes to the summarizer, which is Workers AI when bound.
+            super::extractor::Choice::WorkersAi if matches!(strategy, Strategy::Summary) => None,
+            super::extractor::Choice::WorkersAi => Some(Box::pin(super::extractor::workers_ai(self.env, strategy, turns))),
+        }
     }
 
     fn fetch_service<'a>(&'a self, agent_id: &'a str, service: &'a str) -> Option<LocalBoxFuture<'a, Result<String>>> {

@@ -45,12 +45,12 @@ test("read-through, single-flight, TTL, force refresh, invalidate, write-through
     wallet: { body: '{"balances":{"USDC":0.1}}', delayMs: 200 },
     trading: { body: '{"portfolio":[{"asset":"USDC","amount":0.2}]}' },
     casino: { status: 500 },
-    escrow: { body: "{}", delayMs: 4_000 },
+    escrow: { body: "{}", delayMs: 9_000 },
   });
   const dir = mkdtempSync(join(tmpdir(), "edgemem-services-"));
   const { mf, call } = await startWorker({
     persistDir: dir,
-    bindings: { EDGEMEM_SERVICES_URL: up.base, EDGEMEM_SERVICES_API_KEY: API_KEY, EDGEMEM_SERVICES_TIMEOUT_MS: "3000" },
+    bindings: { EDGEMEM_SERVICES_URL: up.base, EDGEMEM_SERVICES_API_KEY: API_KEY, EDGEMEM_SERVICES_TIMEOUT_MS: "6000" },
   });
   const texts = [];
   const get = async (path, method = "GET", body) => {

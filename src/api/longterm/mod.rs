@@ -23,7 +23,7 @@ use crate::core::longterm::{LtmApplied, LtmOp, Mode, NewRecord, SearchRequest};
 use crate::core::retrieval::filter::Filter;
 use crate::core::retrieval::rank::RecencyParams;
 use crate::core::retrieval::record::MemoryType;
-use crate::core::retrieval::Embedder;
+use crate::core::retrieval::{Embedder, MixedEmbedder};
 use crate::core::session::validate_id;
 use crate::core::time::Millis;
 use crate::store::{Backend, Store};
@@ -34,9 +34,10 @@ pub struct Embedded {
     pub vectors: Vec<Vec<f32>>,
 }
 
-/// Embeds texts with the host's hook; else the distilled static embedder
-/// when the host has its asset; else the hashed n-gram embedder at the
-/// tenant's dimension (384 before the first vector).
+/// Embeds texts with the host's hook; else, when the host has the static
+/// embedder's asset, the mixed offline embedder (static and hashed side by
+/// side); else the hashed n-gram embedder at the tenant's dimension (384
+/// before the first vector).
 pub async fn embed_texts<B: Backend>(store: &Store<B>, services: &dyn Services, texts: &[String]) -> Result<Embedded> {
     if let Some(hook) = services.embed(texts) {
         let vectors = hook.await?;
@@ -46,8 +47,9 @@ pub async fn embed_texts<B: Backend>(store: &Store<B>, services: &dyn Services, 
         return Ok(Embedded { embedder: services.embedder_name(), vectors });
     }
     if let Some(model) = services.static_embedder().await {
-        let vectors = texts.iter().map(|t| model.embed_vec(t)).collect::<Result<_>>()?;
-        return Ok(Embedded { embedder: model.name().to_owned(), vectors });
+        let mixed = MixedEmbedder::new(model);
+        let vectors = texts.iter().map(|t| mixed.embed_vec(t)).collect::<Result<_>>()?;
+        return Ok(Embedded { embedder: mixed.identity(), vectors });
     }
     let dim = store.read(|e| e.longterm().dim()).await?;
     let embedder = match dim {

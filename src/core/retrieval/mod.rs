@@ -19,7 +19,7 @@ pub mod text;
 
 pub use bm25::{Bm25Index, Bm25Params, Bm25Scratch, KeyFilter};
 pub use embed::{Embedder, EMBEDDER_NAME};
-pub use static_embed::StaticEmbedder;
+pub use static_embed::{MixedEmbedder, StaticEmbedder};
 pub use filter::Filter;
 pub use record::{memory_hash, MemoryPatch, MemoryRecord, MemoryType};
 pub use text::{Analyzer, Stem, TokenBuf};

@@ -114,3 +114,20 @@ fn golden_vectors_match_the_reference() {
     }
     assert!(checked >= 30, "only {checked} golden vectors");
 }
+
+#[test]
+fn the_mixed_vector_blends_both_cosines_by_the_named_weight() {
+    use crate::core::limits::EMBED_MIX_STATIC_WEIGHT as W;
+    use crate::core::retrieval::{Embedder, MixedEmbedder};
+    let model = std::rc::Rc::new(StaticEmbedder::from_asset(&asset()).unwrap());
+    let mixed = MixedEmbedder::new(model.clone());
+    assert_eq!(mixed.dim(), DIM + crate::core::limits::EMBED_DIM_DEFAULT);
+    assert_eq!(mixed.identity(), format!("test-static-v1+edgemem-hash-v1/384@{W}"));
+    let hash = Embedder::default();
+    let cos = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
+    let (a, b) = ("user like cafe", "the user, hello");
+    let (ma, mb) = (mixed.embed_vec(a).unwrap(), mixed.embed_vec(b).unwrap());
+    let want = W * cos(&model.embed_vec(a).unwrap(), &model.embed_vec(b).unwrap()) + (1.0 - W) * cos(&hash.embed_vec(a).unwrap(), &hash.embed_vec(b).unwrap());
+    assert!((cos(&ma, &mb) - want).abs() < 1e-5, "{} vs {want}", cos(&ma, &mb));
+    assert!((cos(&ma, &ma) - 1.0).abs() < 1e-5);
+}
