@@ -49,7 +49,7 @@ test("the default embedder finds the paraphrase; another embedder's namespace is
       assert.equal(moved.json.done, true);
       assert.equal(moved.json.reembedded, 5);
       assert.equal(moved.json.previous, "edgemem-hash-v1/384");
-      assert.match(moved.json.embedder, /^edgemem-minilm-static-v1/);
+      assert.match(moved.json.embedder, /^edgemem-minilm-static-v\d+-192d\+edgemem-hash-v1\/384@/);
       const found = await call("POST", "/v1/long-term-memory/search?namespace=emb", QUERY);
       assert.equal(found.status, 200, found.text);
       assert.equal(found.json.memories[0].id, "units", found.text);
