@@ -327,10 +327,10 @@ limits! {
     /// [`VECTOR_DIM_MAX`]).
     pub const EMBED_DIM_MIN: usize = 16;
     /// The offline default's weight of the static embedder in its cosine
-    /// (the hashed one has the rest). Measured with the trained v2 asset on
+    /// (the hashed one has the rest). Measured with the trained v3 asset on
     /// the conversational set and rustdocs (`ltm_quality --mix`): 0.5 gives
-    /// 0.576 / 0.698 nDCG@10, 0.6 0.589 / 0.678, 0.7 0.593 / 0.652; static
-    /// alone 0.587 / 0.533, hashed alone 0.299 / 0.708. 0.6 serves chat
+    /// 0.594 / 0.700 nDCG@10, 0.6 0.613 / 0.679, 0.7 0.619 / 0.652; static
+    /// alone 0.616 / 0.531, hashed alone 0.299 / 0.708. 0.6 serves chat
     /// first and keeps documentation above MiniLM's 0.628.
     pub const EMBED_MIX_STATIC_WEIGHT: f32 = 0.6;
     /// Bytes of a static embedder asset (the shipped one is about 8 MB
