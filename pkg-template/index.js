@@ -87,7 +87,11 @@ export class Memory {
   constructor(core, { embedder, embedderName, offlineEmbedder = "static", detector, extractor, serviceFetcher, serviceTimeoutMs, channelName, clock } = {}) {
     if (!(core instanceof MemoryCore)) throw new TypeError("use Memory.open()");
     this.#core = core;
-    call(() => core.setOfflineEmbedder(offlineEmbedder));
+    try {
+      core.setOfflineEmbedder(offlineEmbedder);
+    } catch (err) {
+      rethrow(err);
+    }
     if (embedderName !== undefined && (typeof embedderName !== "string" || !/^[!-~]{1,128}$/.test(embedderName))) throw invalid("embedderName", "must be 1 to 128 printable ASCII characters");
     // The hook's identity is stored with the vectors it makes, so another
     // model's vectors are refused rather than mixed (embedder_mismatch).

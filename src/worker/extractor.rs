@@ -16,9 +16,9 @@
 use std::time::Duration;
 
 use futures_util::future::{select, Either};
-use serde::{Deserialize, Serialize};
 use worker::{Delay, Env, Fetch, Headers, Method, Request, RequestInit};
 
+use super::services::{AiChatInput, AiMessage, AiText};
 use crate::api::extraction::{candidates_from_json, hook_request_json};
 use crate::core::error::{Error, Result};
 use crate::core::extract::{Candidate, Strategy};
@@ -88,23 +88,6 @@ pub async fn http(env: &Env, strategy: &Strategy, turns: &[Message]) -> Result<V
         Either::Right(_) => Err(failed(format!("extractor endpoint did not answer within {deadline} ms"))),
     };
     raced
-}
-
-#[derive(Serialize)]
-struct AiMessage<'a> {
-    role: &'a str,
-    content: &'a str,
-}
-
-#[derive(Serialize)]
-struct AiChatInput<'a> {
-    messages: [AiMessage<'a>; 2],
-    max_tokens: usize,
-}
-
-#[derive(Deserialize)]
-struct AiText {
-    response: Option<String>,
 }
 
 /// What each strategy asks the model for.

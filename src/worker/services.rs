@@ -95,16 +95,16 @@ async fn load_static(env: &Env) -> Option<Rc<StaticEmbedder>> {
 
 /// A chat message of a Workers AI text-generation input.
 #[derive(Serialize)]
-struct AiMessage<'a> {
-    role: &'a str,
-    content: &'a str,
+pub(super) struct AiMessage<'a> {
+    pub(super) role: &'a str,
+    pub(super) content: &'a str,
 }
 
 /// Workers AI text-generation input (`{messages, max_tokens}`).
 #[derive(Serialize)]
-struct AiChatInput<'a> {
-    messages: [AiMessage<'a>; 2],
-    max_tokens: usize,
+pub(super) struct AiChatInput<'a> {
+    pub(super) messages: [AiMessage<'a>; 2],
+    pub(super) max_tokens: usize,
 }
 
 /// Workers AI embedding input (`{text: [...]}`).
@@ -119,8 +119,8 @@ struct AiEmbeddings {
 }
 
 #[derive(Deserialize)]
-struct AiText {
-    response: Option<String>,
+pub(super) struct AiText {
+    pub(super) response: Option<String>,
 }
 
 impl Services for WorkerServices<'_> {
