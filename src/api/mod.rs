@@ -21,6 +21,7 @@ pub mod services;
 pub mod summary_views;
 pub mod quota;
 pub mod routes;
+pub mod schema;
 pub mod tenancy;
 pub mod tools;
 pub mod working_memory;

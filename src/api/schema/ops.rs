@@ -1,0 +1,372 @@
+//! The operations: shared shapes first, then one [`Op`] per route and
+//! method, listed in [`OPS`].
+
+use super::{opt, req, Op, F, S};
+use crate::core::limits as l;
+
+use S::{Arr, Bool, DateTime, Decimal, Enum, Id, Int, Map, Nullable, Num, Obj, OneOf, Str};
+
+const U32: i64 = u32::MAX as i64;
+const MILLIS_MAX: f64 = 253_402_300_799_999.0;
+
+// ---- Shared shapes ----
+
+/// A string filter: AMS's `{eq, ne, any, all, none, startswith}`.
+pub const TAG_FILTER: S = Obj(
+    &[
+        opt("eq", Str(l::FILTER_VALUE_BYTES_MAX), "equals"),
+        opt("ne", Str(l::FILTER_VALUE_BYTES_MAX), "differs from"),
+        opt("any", Arr(&Str(l::FILTER_VALUE_BYTES_MAX), l::FILTER_VALUES_MAX), "has any of"),
+        opt("all", Arr(&Str(l::FILTER_VALUE_BYTES_MAX), l::FILTER_VALUES_MAX), "has all of"),
+        opt("none", Arr(&Str(l::FILTER_VALUE_BYTES_MAX), l::FILTER_VALUES_MAX), "has none of"),
+        opt("startswith", Str(l::FILTER_VALUE_BYTES_MAX), "starts with"),
+    ],
+    false,
+);
+
+/// A time: RFC 3339 (or a `YYYY-MM-DD` date), or seconds since the epoch.
+pub const TIME: S = OneOf(&[DateTime, Str(10), Num(0.0, MILLIS_MAX)]);
+
+/// A time filter: `{eq, ne, gt, gte, lt, lte, between, inclusive}`.
+pub const TIME_FILTER: S = Obj(
+    &[
+        opt("eq", TIME, ""),
+        opt("ne", TIME, ""),
+        opt("gt", TIME, ""),
+        opt("gte", TIME, ""),
+        opt("lt", TIME, ""),
+        opt("lte", TIME, ""),
+        opt("between", Arr(&TIME, 2), "[from, to]"),
+        opt("inclusive", Enum(&["both", "neither", "left", "right"]), "which ends of `between` count"),
+    ],
+    false,
+);
+
+/// The kinds of long-term memory.
+pub const MEMORY_TYPE: S = Enum(&["episodic", "semantic", "message"]);
+
+const TAGS: S = Arr(&Str(l::MEMORY_TAG_BYTES_MAX), l::MEMORY_TAGS_MAX);
+
+/// A long-term record as a client writes it (AMS's `ClientMemoryRecord`).
+pub const MEMORY_IN: S = Obj(
+    &[
+        req("text", Str(l::MEMORY_TEXT_BYTES_MAX), "the memory, one fact or event"),
+        opt("id", Id, "a client id (a ULID is assigned otherwise); an existing id is overwritten"),
+        opt("memory_type", MEMORY_TYPE, "default `message`"),
+        opt("topics", TAGS, ""),
+        opt("entities", TAGS, ""),
+        opt("session_id", Nullable(&Id), ""),
+        opt("user_id", Nullable(&Id), ""),
+        opt("namespace", Nullable(&Id), "the tenant namespace; must be the request's"),
+        opt("event_date", Nullable(&TIME), "when the remembered event happened"),
+        opt("pinned", Bool, "pinned records are kept by `forget`"),
+        opt("metadata", Map, "free JSON, kept exactly"),
+    ],
+    true,
+);
+
+/// The fields an edit may change.
+pub const MEMORY_PATCH: S = Obj(
+    &[
+        opt("text", Str(l::MEMORY_TEXT_BYTES_MAX), "new text (re-embedded)"),
+        opt("memory_type", MEMORY_TYPE, ""),
+        opt("topics", TAGS, ""),
+        opt("entities", TAGS, ""),
+        opt("session_id", Nullable(&Id), ""),
+        opt("user_id", Nullable(&Id), ""),
+        opt("namespace", Nullable(&Id), ""),
+        opt("event_date", Nullable(&TIME), ""),
+        opt("pinned", Bool, ""),
+    ],
+    false,
+);
+
+/// A long-term record as answered.
+pub const MEMORY_RECORD: S = Obj(
+    &[
+        req("id", Str(l::ID_BYTES_MAX), ""),
+        req("text", Str(l::MEMORY_TEXT_BYTES_MAX), ""),
+        opt("memory_type", MEMORY_TYPE, ""),
+        opt("topics", Nullable(&Arr(&Str(l::MEMORY_TAG_BYTES_MAX), l::MEMORY_TAGS_MAX)), ""),
+        opt("entities", Nullable(&Arr(&Str(l::MEMORY_TAG_BYTES_MAX), l::MEMORY_TAGS_MAX)), ""),
+        opt("session_id", Nullable(&Str(l::SEALED_USER_ID_BYTES_MAX)), ""),
+        opt("user_id", Nullable(&Str(l::SEALED_USER_ID_BYTES_MAX)), ""),
+        opt("namespace", Nullable(&Str(l::ID_BYTES_MAX)), ""),
+        opt("created_at", Nullable(&DateTime), ""),
+        opt("updated_at", Nullable(&DateTime), ""),
+        opt("last_accessed", Nullable(&DateTime), ""),
+        opt("event_date", Nullable(&DateTime), ""),
+    ],
+    true,
+);
+
+/// AMS's `SearchRequest`, plus edgemem's `fusion`, `ef` and `fields`.
+pub const SEARCH_BODY: S = Obj(
+    &[
+        opt("text", Nullable(&Str(l::QUERY_TEXT_BYTES_MAX)), "what to look for; empty lists by filters alone"),
+        opt("search_mode", Enum(&["semantic", "keyword", "hybrid"]), "default semantic"),
+        opt("limit", Int(1, l::VECTOR_K_MAX as i64), "default 10"),
+        opt("offset", Int(0, l::LTM_SEARCH_OFFSET_MAX as i64), ""),
+        opt("hybrid_alpha", Num(0.0, 1.0), "weight of the vector side in hybrid mode"),
+        opt("fusion", Enum(&["alpha", "rrf"]), "how hybrid mode fuses"),
+        opt("distance_threshold", Nullable(&Num(0.0, 2.0)), "drop hits farther than this"),
+        opt("recency_boost", Bool, "AMS's recency re-rank (default on)"),
+        opt("recency_semantic_weight", Num(0.0, 1e6), ""),
+        opt("recency_recency_weight", Num(0.0, 1e6), ""),
+        opt("recency_freshness_weight", Num(0.0, 1e6), ""),
+        opt("recency_novelty_weight", Num(0.0, 1e6), ""),
+        opt("recency_half_life_last_access_days", Num(0.0, 1e6), ""),
+        opt("recency_half_life_created_days", Num(0.0, 1e6), ""),
+        opt("ef", Nullable(&Int(0, l::VECTOR_EF_MAX as i64)), "ANN search breadth"),
+        opt("fields", Arr(&Str(64), 32), "answer only these fields of each hit"),
+        opt("session_id", Nullable(&TAG_FILTER), ""),
+        opt("user_id", Nullable(&TAG_FILTER), ""),
+        opt("namespace", Nullable(&TAG_FILTER), ""),
+        opt("topics", Nullable(&TAG_FILTER), ""),
+        opt("entities", Nullable(&TAG_FILTER), ""),
+        opt("extraction_strategy", Nullable(&TAG_FILTER), ""),
+        opt("memory_type", Nullable(&Obj(&[opt("eq", MEMORY_TYPE, ""), opt("ne", MEMORY_TYPE, ""), opt("any", Arr(&MEMORY_TYPE, 3), ""), opt("all", Arr(&MEMORY_TYPE, 3), ""), opt("none", Arr(&MEMORY_TYPE, 3), "")], false)), ""),
+        opt("created_at", Nullable(&TIME_FILTER), ""),
+        opt("last_accessed", Nullable(&TIME_FILTER), ""),
+        opt("event_date", Nullable(&TIME_FILTER), ""),
+    ],
+    // AMS clients send model fields edgemem ignores.
+    true,
+);
+
+/// AMS's `MemoryRecordResults`.
+pub const SEARCH_RESULTS: S = Obj(&[req("memories", Arr(&S::Map, l::VECTOR_K_MAX), ""), req("total", Int(0, U32), ""), opt("next_offset", Nullable(&Int(0, U32)), "")], true);
+
+/// A chat message as a client sends it.
+pub const MESSAGE_IN: S = Obj(
+    &[
+        req("role", Str(l::ROLE_BYTES_MAX), "user, assistant, system or tool"),
+        req("content", Str(l::MESSAGE_CONTENT_BYTES_MAX), ""),
+        opt("id", Id, ""),
+        opt("created_at", DateTime, ""),
+        opt("persisted_at", Nullable(&DateTime), ""),
+    ],
+    true,
+);
+
+/// AMS's `UpdateWorkingMemory`.
+pub const SESSION_PUT: S = Obj(
+    &[
+        opt("messages", Arr(&MESSAGE_IN, l::SESSION_MESSAGES_MAX), "the whole history (replaces it)"),
+        opt("memories", Arr(&MEMORY_IN, l::SESSION_MEMORIES_MAX), "memories to promote to long-term memory"),
+        opt("data", Nullable(&Map), "free JSON"),
+        opt("context", Nullable(&Str(l::CONTEXT_BYTES_MAX)), "the running summary"),
+        opt("user_id", Nullable(&Id), ""),
+        opt("namespace", Nullable(&Id), ""),
+        opt("tokens", Nullable(&Int(0, i64::MAX)), ""),
+        opt("ttl_seconds", Nullable(&Int(0, l::TTL_SECONDS_MAX as i64)), ""),
+        opt("long_term_memory_strategy", Nullable(&Map), ""),
+        opt("data_schema_version", Nullable(&Int(0, U32)), ""),
+    ],
+    true,
+);
+
+/// A working-memory session as answered.
+pub const SESSION: S = Obj(
+    &[
+        req("session_id", Str(l::ID_BYTES_MAX), ""),
+        req("messages", Arr(&S::Map, l::SESSION_MESSAGES_MAX), ""),
+        opt("memories", Arr(&S::Map, l::SESSION_MEMORIES_MAX), ""),
+        opt("context", Nullable(&Str(l::CONTEXT_BYTES_MAX)), ""),
+        opt("data", Nullable(&Map), ""),
+        opt("user_id", Nullable(&Str(l::SEALED_USER_ID_BYTES_MAX)), ""),
+        opt("namespace", Nullable(&Str(l::ID_BYTES_MAX)), ""),
+    ],
+    true,
+);
+
+/// The body of `POST /v1/memory/prompt` (AMS's `MemoryPromptRequest`).
+pub const MEMORY_PROMPT: S = Obj(
+    &[
+        req("query", Str(l::QUERY_TEXT_BYTES_MAX), "the user's message"),
+        opt(
+            "session",
+            Nullable(&Obj(
+                &[
+                    req("session_id", Id, ""),
+                    opt("namespace", Nullable(&Id), ""),
+                    opt("user_id", Nullable(&Id), ""),
+                    opt("model_name", Nullable(&Str(128)), ""),
+                    opt("context_window_max", Nullable(&Int(l::HISTORY_WINDOW_TOKENS_MIN as i64, l::WINDOW_TOKENS_MAX as i64)), ""),
+                ],
+                true,
+            )),
+            "the session whose summary and turns lead the prompt",
+        ),
+        opt("long_term_search", Nullable(&OneOf(&[Bool, SEARCH_BODY])), "true, or a search whose text defaults to the query"),
+    ],
+    true,
+);
+
+/// One ledger transfer. Amounts are decimal strings; a JSON number is refused.
+pub const TRANSFER: S = Obj(
+    &[
+        req("id", Str(l::LEDGER_ID_BYTES_MAX), "the idempotency key: a retry with the same id answers `exists`"),
+        req("debit_account", Str(l::LEDGER_ID_BYTES_MAX), ""),
+        req("credit_account", Str(l::LEDGER_ID_BYTES_MAX), ""),
+        req("amount", Decimal, "a decimal string such as \"12.50\", never a JSON number"),
+        opt("pending", Bool, "a two-phase transfer, posted or voided later"),
+        opt("timeout_seconds", Nullable(&Int(0, l::PENDING_TIMEOUT_SECONDS_MAX as i64)), ""),
+        opt("linked", Bool, "chains this transfer to the next: all or nothing"),
+        opt("metadata", Nullable(&Map), ""),
+    ],
+    false,
+);
+
+/// A decision-log entry as appended.
+pub const DECISION_IN: S = Obj(
+    &[
+        req("kind", Enum(&["observation", "reasoning", "decision", "action", "offer", "error"]), ""),
+        req("text", Str(l::DECISION_TEXT_BYTES_MAX), ""),
+        opt("data", Nullable(&Map), ""),
+        opt("refs", Nullable(&Obj(&[opt("tool_call_id", Str(l::ID_BYTES_MAX), ""), opt("transfer_id", Str(l::LEDGER_ID_BYTES_MAX), ""), opt("memory_ids", Arr(&Id, l::DECISION_REFS_MAX), "")], false)), "what the entry refers to"),
+    ],
+    false,
+);
+
+/// `{"status"}` answers.
+pub const STATUS: S = Obj(&[req("status", Str(256), "")], true);
+
+/// Any JSON object answer.
+pub const OBJECT: S = S::Map;
+
+const P_MEMORY_ID: &[F] = &[req("memory_id", Id, "")];
+const P_SESSION_ID: &[F] = &[req("session_id", Id, "")];
+const P_ACCOUNT_ID: &[F] = &[req("account_id", Str(l::LEDGER_ID_BYTES_MAX), "")];
+const Q_WINDOW: &[F] = &[
+    opt("model_name", Str(128), "count tokens in this model's encoding"),
+    opt("context_window_max", Int(l::HISTORY_WINDOW_TOKENS_MIN as i64, l::WINDOW_TOKENS_MAX as i64), "compact past this window"),
+];
+
+// ---- Operations ----
+
+pub const LTM_CREATE: Op = Op {
+    route: "long-term-memory",
+    method: "POST",
+    summary: "Create long-term memories (deduplicated by content unless `deduplicate` is false)",
+    path: &[],
+    query: &[],
+    body: Some(&Obj(&[req("memories", Arr(&MEMORY_IN, l::LTM_CREATE_BATCH_MAX), ""), opt("deduplicate", Bool, "default true")], true)),
+    ok: &Obj(&[req("status", Str(16), ""), opt("created", Int(0, U32), ""), opt("duplicates", Int(0, U32), "")], true),
+};
+
+pub const LTM_DELETE: Op = Op {
+    route: "long-term-memory",
+    method: "DELETE",
+    summary: "Delete long-term memories by id",
+    path: &[],
+    query: &[req("memory_ids", Arr(&Id, l::LTM_DELETE_BATCH_MAX), "repeat the parameter for each id")],
+    body: None,
+    ok: &STATUS,
+};
+
+pub const LTM_SEARCH: Op = Op {
+    route: "long-term-memory/search",
+    method: "POST",
+    summary: "Search long-term memory: semantic, keyword or hybrid, with filters",
+    path: &[],
+    query: &[],
+    body: Some(&SEARCH_BODY),
+    ok: &SEARCH_RESULTS,
+};
+
+pub const LTM_GET: Op = Op { route: "long-term-memory/{}", method: "GET", summary: "Read one long-term memory", path: P_MEMORY_ID, query: &[], body: None, ok: &MEMORY_RECORD };
+
+pub const LTM_PATCH: Op = Op {
+    route: "long-term-memory/{}",
+    method: "PATCH",
+    summary: "Edit a long-term memory (a new text is re-embedded)",
+    path: P_MEMORY_ID,
+    query: &[],
+    body: Some(&MEMORY_PATCH),
+    ok: &MEMORY_RECORD,
+};
+
+pub const SESSION_GET: Op = Op {
+    route: "working-memory/{}",
+    method: "GET",
+    summary: "Read a working-memory session",
+    path: P_SESSION_ID,
+    query: &[
+        opt("model_name", Str(128), ""),
+        opt("context_window_max", Int(l::HISTORY_WINDOW_TOKENS_MIN as i64, l::WINDOW_TOKENS_MAX as i64), ""),
+        opt("recent_messages_limit", Int(0, l::SESSION_MESSAGES_MAX as i64), "only the newest turns"),
+        opt("namespace", Id, ""),
+        opt("user_id", Id, ""),
+    ],
+    body: None,
+    ok: &SESSION,
+};
+
+pub const SESSION_PUT_OP: Op = Op {
+    route: "working-memory/{}",
+    method: "PUT",
+    summary: "Create or replace a working-memory session (compacts past the window)",
+    path: P_SESSION_ID,
+    query: Q_WINDOW,
+    body: Some(&SESSION_PUT),
+    ok: &SESSION,
+};
+
+pub const MEMORY_PROMPT_OP: Op = Op {
+    route: "memory/prompt",
+    method: "POST",
+    summary: "Build a model prompt: the session's summary and turns, recalled memories, then the query",
+    path: &[],
+    query: &[],
+    body: Some(&MEMORY_PROMPT),
+    ok: &Obj(&[req("messages", Arr(&S::Map, l::SESSION_MESSAGES_MAX + 4), "")], true),
+};
+
+pub const ACCOUNT_GET: Op = Op {
+    route: "ledger/accounts/{}",
+    method: "GET",
+    summary: "Read a ledger account: balances as decimal strings",
+    path: P_ACCOUNT_ID,
+    query: &[],
+    body: None,
+    ok: &OBJECT,
+};
+
+pub const TRANSFERS_POST: Op = Op {
+    route: "ledger/transfers",
+    method: "POST",
+    summary: "Create transfers: one result per transfer, idempotent by id",
+    path: &[],
+    query: &[],
+    body: Some(&Obj(&[req("transfers", Arr(&TRANSFER, l::TRANSFER_BATCH_MAX), "")], false)),
+    ok: &Obj(&[req("results", Arr(&Obj(&[req("id", Str(l::LEDGER_ID_BYTES_MAX), ""), req("result", Str(64), "")], true), l::TRANSFER_BATCH_MAX), "")], true),
+};
+
+pub const DECISIONS_POST: Op = Op {
+    route: "working-memory/{}/decisions",
+    method: "POST",
+    summary: "Append to a session's decision log",
+    path: P_SESSION_ID,
+    query: &[],
+    body: Some(&DECISION_IN),
+    ok: &OBJECT,
+};
+
+pub const MESSAGES_POST: Op = Op {
+    route: "working-memory/{}/messages",
+    method: "POST",
+    summary: "Append messages to an existing session",
+    path: P_SESSION_ID,
+    query: &[],
+    body: Some(&Obj(&[req("messages", Arr(&MESSAGE_IN, l::APPEND_MESSAGES_MAX), ""), opt("model_name", Str(128), "")], true)),
+    ok: &OBJECT,
+};
+
+/// Every operation, in `ROUTES` order.
+pub const OPS: &[&Op] = &[&LTM_CREATE, &LTM_DELETE, &LTM_SEARCH, &LTM_GET, &LTM_PATCH, &SESSION_GET, &SESSION_PUT_OP, &MESSAGES_POST, &DECISIONS_POST, &MEMORY_PROMPT_OP, &ACCOUNT_GET, &TRANSFERS_POST];
+
+/// The operation for a method on a route pattern.
+pub fn op(route: &str, method: &str) -> Option<&'static Op> {
+    OPS.iter().copied().find(|o| o.route == route && o.method == method)
+}
