@@ -317,7 +317,19 @@ pub async fn route<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut Ct
         }
         (["tools", "call"], "POST") => {
             let call: tools::Call = parse_json(req.body)?;
-            tools::resolve(store, call, ctx.now, ctx.random).await.map(|v| Response::ok(json!({ "result": v })))
+            let (name, arguments, mut tool_ctx) = call.split();
+            // In process, the tenant is the routed namespace whatever the call says.
+            if let Some(ns) = ctx.namespace {
+                match &tool_ctx.namespace {
+                    Some(given) if given != ns => return Err(Error::NamespaceForbidden { namespace: given.clone() }),
+                    _ => tool_ctx.namespace = Some(ns.to_owned()),
+                }
+            }
+            let mut exec = tools::StoreExec { store, now: ctx.now, random: &mut *ctx.random, namespace: ctx.namespace, body_bytes_max: ctx.body_bytes_max, services: ctx.services, actor: ctx.actor };
+            Ok(match tools::resolve(&mut exec, &tool_ctx, &name, arguments).await {
+                Ok(v) => Response::ok(json!({ "result": v })),
+                Err(f) => f.response(),
+            })
         }
         (["prompt"] | ["memory", "prompt"] | ["tools", "call"] | ["tools", "schemas"] | ["working-memory", _, _], other) => Err(Error::MethodNotAllowed { method: other.to_owned() }),
         (["health"] | ["stats"] | ["working-memory", ..], other) => Err(Error::MethodNotAllowed { method: other.to_owned() }),

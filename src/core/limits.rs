@@ -178,6 +178,16 @@ limits! {
     pub const TOOL_ARGS_BYTES_MAX: usize = 16 * 1024;
     /// A tool name (models allow 64).
     pub const TOOL_NAME_BYTES_MAX: usize = 64;
+    /// Bytes of one LLM tool call's arguments (JSON text), checked before
+    /// parsing: room for a batch of memories or a session's messages.
+    pub const TOOL_CALL_ARGS_BYTES_MAX: usize = 256 * 1024;
+    /// Tokens of one tool result unless the caller sets a ceiling: about a
+    /// page, so one search cannot crowd a model's context.
+    pub const TOOL_RESULT_TOKENS_DEFAULT: usize = 4_000;
+    /// The largest ceiling a caller may set on a tool result.
+    pub const TOOL_RESULT_TOKENS_MAX: usize = 100_000;
+    /// The smallest: below it even a truncation marker cannot fit.
+    pub const TOOL_RESULT_TOKENS_MIN: usize = 64;
     /// Longest life of a cached tool result: one day.
     pub const TOOL_CACHE_TTL_SECONDS_MAX: u64 = 24 * 3600;
     /// TTL of a cached tool result when none is configured for the tool.

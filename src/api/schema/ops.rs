@@ -252,7 +252,7 @@ pub const LTM_CREATE: Op = Op {
     path: &[],
     query: &[],
     body: Some(&Obj(&[req("memories", Arr(&MEMORY_IN, l::LTM_CREATE_BATCH_MAX), ""), opt("deduplicate", Bool, "default true")], true)),
-    ok: &Obj(&[req("status", Str(16), ""), opt("created", Int(0, U32), ""), opt("duplicates", Int(0, U32), "")], true),
+    ok: &Obj(&[req("status", Str(16), ""), opt("created", Arr(&Str(l::ID_BYTES_MAX), l::LTM_CREATE_BATCH_MAX), "ids created"), opt("duplicates", Arr(&Str(l::ID_BYTES_MAX), l::LTM_CREATE_BATCH_MAX), "ids skipped as duplicates")], true),
 };
 
 pub const LTM_DELETE: Op = Op {
