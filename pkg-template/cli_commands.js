@@ -444,6 +444,20 @@ const agent = { agent: { ...S, help: "the agent id" } };
  * without, `local: "none"` that it needs no store,
  * `local: "read"` that it must not hold the store's writer lock.
  */
+/**
+ * `edgemem mcp`: the memory tools over MCP on stdio, for desktop clients.
+ * Only stdout's JSON-RPC lines go to the client; the store stays locked
+ * until stdin closes.
+ */
+async function mcpServe(c) {
+  if (c.t.kind !== "local") throw usage("edgemem mcp serves a local store: pass --store DIR (a Worker serves MCP itself at /mcp)");
+  const memory = await c.t.memory();
+  const { serveStdio } = await import("./mcp.js");
+  const context = { namespace: c.v.namespace, sessionId: c.v.session, userId: c.v.user, agentId: c.v.agent };
+  context.resultTokensMax = int(c.v["result-tokens-max"], "result-tokens-max", 1);
+  await serveStdio(memory, { input: c.stdin, write: (line) => c.out(line), context, signal: c.signal });
+}
+
 export const COMMANDS = {
   prompt: {
     summary: "an agent's system prompt: versions, patches, guardrails",
@@ -478,6 +492,17 @@ export const COMMANDS = {
       history: { summary: "an account's postings", args: "ACCOUNT", options: { limit: { ...S, help: "at most this many" } }, run: ledgerHistory },
       transfer: { summary: "move an amount between accounts (idempotent by --id)", required: ["from", "to", "amount"], options: { from: { ...S, help: "the debit account" }, to: { ...S, help: "the credit account" }, amount: { ...S, help: "a decimal string, e.g. 12.50" }, asset: { ...S, help: "refuse unless both accounts hold this asset" }, id: { ...S, help: "the transfer id (default: a fresh UUID, printed)" } }, run: ledgerTransfer },
     },
+  },
+  mcp: {
+    summary: "serve the memory tools over MCP on stdio (with --store)",
+    local: "write",
+    options: {
+      session: { ...S, help: "bind tool calls to this session" },
+      user: { ...S, help: "bind tool calls to this user: writes are theirs, reads only theirs" },
+      agent: { ...S, help: "apply this agent's tool allow-list" },
+      "result-tokens-max": { ...S, help: "the token ceiling on one tool result (default 4000)" },
+    },
+    run: mcpServe,
   },
   budget: { summary: "token budgets", sub: { count: { summary: "count the tokens of a text", local: "none", options: { text: { ...S, help: "the text" }, file: { ...S, help: `a file's text, '-' for stdin (at most ${CLI_FILE_BYTES_MAX} bytes)` }, model: { ...S, help: "count as this model does" }, encoding: { ...S, help: `${ENCODINGS.join(" or ")} (default ${CEILING_ENCODING}, as guardrail ceilings count)` } }, run: budgetCount } } },
   consent: {

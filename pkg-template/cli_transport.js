@@ -218,6 +218,10 @@ export function localTarget({ dir, namespace, readOnly = false, privacyKey }) {
   };
   return {
     kind: "local",
+    /** The opened Memory (for commands that speak to it directly, as `mcp` does). */
+    async memory() {
+      return (await open()).memory;
+    },
     async request(method, path, { query, body } = {}) {
       let memory;
       try {

@@ -900,8 +900,12 @@ export class Memory {
   agent(agentId: string): AgentConfig;
   toolCache(sessionId: string): ToolCache;
   setToolTtls(ttls: Record<string, number>): Promise<Record<string, number>>;
-  toolSchemas(options?: { format?: "openai" | "anthropic"; agentId?: string }): Promise<unknown[]>;
-  resolveFunctionCall(name: string, args: object | string | undefined, options?: { agentId?: string }): Promise<unknown>;
+  /** The memory tools' schemas: OpenAI `tools`, Anthropic `tools`, or MCP `tools/list` entries (`{name, title, description, inputSchema, annotations}`). */
+  toolSchemas(options?: { format?: "openai" | "anthropic" | "mcp"; agentId?: string }): Promise<unknown[]>;
+  /** Runs a model's tool call under a bound context the arguments cannot contradict. */
+  resolveFunctionCall(name: string, args: object | string | undefined, options?: ToolContext): Promise<unknown>;
+  /** Answers one MCP JSON-RPC message under a bound context; `undefined` for a notification. */
+  mcp(message: object | string, options?: ToolContext): Promise<McpResponse | undefined>;
   /**
    * Runs every waiting background extraction pass now (sessions with a
    * `long_term_memory_strategy` and turns not yet extracted) and resolves
@@ -1486,4 +1490,26 @@ export class Episodes {
   recent(n?: number, options?: { agentId?: string; kind?: string }): Promise<Episode[]>;
   summarizeWindow(since: string | number | Date, options?: { agentId?: string }): Promise<{ total: number; by_kind: Record<string, number>; first_at: string | null; last_at: string | null; span_seconds: number | null }>;
   configure(config: { per_agent_max: number; ttl_seconds?: number; at_cap?: "evict_oldest" | "refuse" }): Promise<{ dropped: number }>;
+}
+
+/** What a tool call is bound to: the model's arguments may fill in what this leaves open, never contradict it. */
+export interface ToolContext {
+  /** Whose tool allow-list applies. */
+  agentId?: string;
+  /** The session a session tool uses when the model names none; naming another is `invalid_input`. */
+  sessionId?: string;
+  /** Records are written for, and searches and reads limited to, this user. */
+  userId?: string;
+  /** The tenant namespace; a call naming another is `namespace_forbidden`. */
+  namespace?: string;
+  /** The ceiling on a result's tokens (64 to 100,000; default 4,000): past it whole items are dropped and `truncated: {omitted, total}` added. */
+  resultTokensMax?: number;
+}
+
+/** A JSON-RPC response from the MCP server. */
+export interface McpResponse {
+  jsonrpc: "2.0";
+  id: string | number | null;
+  result?: Record<string, unknown>;
+  error?: { code: number; message: string; data?: unknown };
 }

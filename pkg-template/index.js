@@ -56,6 +56,8 @@ export class Memory {
   #apiText;
   #feed;
   #extraction;
+  #embedder;
+  #useStatic;
 
   /** The tenant's exact Decimal ledger. */
   ledger;
@@ -100,6 +102,8 @@ export class Memory {
       embedder = Object.assign((texts) => hook(texts), { edgememName: embedderName ?? hook.edgememName ?? "js-hook" });
     }
     const useStatic = offlineEmbedder === "static" && !embedder;
+    this.#embedder = embedder;
+    this.#useStatic = useStatic;
     this.#extraction = new ExtractionQueue(core, extractor, embedder, clock, useStatic);
     // The one door into the API: every route, with the hooks and caller
     // vectors it may use. `body` is an object, or JSON text already checked.
@@ -279,7 +283,7 @@ export class Memory {
     return (await this.#api("PUT", "/v1/tool-ttls", "", { ttls })).ttls;
   }
 
-  /** OpenAI (`tools`) or Anthropic tool schemas for the memory operations, filtered by the agent's allow-list. */
+  /** OpenAI (`tools`), Anthropic or MCP (`tools/list` entries) tool schemas for the memory operations, filtered by the agent's allow-list. */
   async toolSchemas({ format = "openai", agentId } = {}) {
     return this.#api("GET", "/v1/tools/schemas", historyQuery({ format, agent_id: agentId }));
   }
@@ -288,10 +292,31 @@ export class Memory {
    * Executes a model's function call (`arguments` as an object or JSON text)
    * after the agent's allow-list and argument validation; resolves to the
    * result. Unknown tools are `not_found`, refused ones `tool_not_allowed`.
+   * `sessionId`, `userId` and `namespace` bind the call: the model's
+   * arguments may fill in what they leave open, never contradict them
+   * (`invalid_input`, `namespace_forbidden`). A result over
+   * `resultTokensMax` tokens (default 4,000) loses whole items from its
+   * longest list and gains `truncated: {omitted, total}`.
    */
-  async resolveFunctionCall(name, args, { agentId } = {}) {
+  async resolveFunctionCall(name, args, { agentId, sessionId, userId, namespace, resultTokensMax } = {}) {
     if (typeof name !== "string") throw invalid("name", "must be a string");
-    return (await this.#api("POST", "/v1/tools/call", "", { name, arguments: args ?? {}, agent_id: agentId })).result;
+    const body = { name, arguments: args ?? {}, agent_id: agentId, session_id: sessionId, user_id: userId, namespace, result_tokens_max: resultTokensMax };
+    return (await this.#api("POST", "/v1/tools/call", "", body, undefined, this.#embedder)).result;
+  }
+
+  /**
+   * Answers one MCP JSON-RPC message (an object or its JSON text) as the
+   * Worker's `/mcp` does, under the bound context; resolves to the
+   * response object, or `undefined` for a notification. Protocol errors
+   * come back as JSON-RPC errors, tool failures as `isError` results.
+   */
+  async mcp(message, { namespace, sessionId, userId, agentId, resultTokensMax } = {}) {
+    if (this.#useStatic) await ensureStaticEmbedder();
+    const text = typeof message === "string" ? message : toJson(message, "message");
+    const ctx = toJson({ namespace, session_id: sessionId, user_id: userId, agent_id: agentId, result_tokens_max: resultTokensMax }, "options");
+    const out = await call(() => this.#core.mcp(text, ctx, this.#embedder));
+    this.#extraction.kick();
+    return out === undefined ? undefined : JSON.parse(out);
   }
 
   /** Appends `[{role, content, id?, created_at?}]` to an existing session; with `model`, counts the new turns once (reported in `tokens`, remembered for prompts). */
@@ -416,7 +441,7 @@ function ensureStaticEmbedder() {
 }
 
 /** The routes that may embed text with the offline embedder. */
-const EMBEDDING_PATHS = /^\/v1\/(long-term-memory|memory\/prompt)/;
+const EMBEDDING_PATHS = /^\/v1\/(long-term-memory|memory\/prompt|tools\/call|working-memory\/)/;
 
 /**
  * Background extraction in the package: a debounced timer armed by

@@ -16,6 +16,7 @@ pub mod service_cache;
 pub mod history;
 pub mod ledger;
 pub mod longterm;
+pub mod mcp;
 pub mod privacy;
 pub mod services;
 pub mod summary_views;
@@ -326,10 +327,10 @@ pub async fn route<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut Ct
                 }
             }
             let mut exec = tools::StoreExec { store, now: ctx.now, random: &mut *ctx.random, namespace: ctx.namespace, body_bytes_max: ctx.body_bytes_max, services: ctx.services, actor: ctx.actor };
-            Ok(match tools::resolve(&mut exec, &tool_ctx, &name, arguments).await {
-                Ok(v) => Response::ok(json!({ "result": v })),
-                Err(f) => f.response(),
-            })
+            match tools::resolve(&mut exec, &tool_ctx, &name, arguments).await {
+                Ok(v) => Ok(Response::ok(json!({ "result": v }))),
+                Err(f) => Err(f.into_error()),
+            }
         }
         (["prompt"] | ["memory", "prompt"] | ["tools", "call"] | ["tools", "schemas"] | ["working-memory", _, _], other) => Err(Error::MethodNotAllowed { method: other.to_owned() }),
         (["health"] | ["stats"] | ["working-memory", ..], other) => Err(Error::MethodNotAllowed { method: other.to_owned() }),

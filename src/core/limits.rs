@@ -188,6 +188,14 @@ limits! {
     pub const TOOL_RESULT_TOKENS_MAX: usize = 100_000;
     /// The smallest: below it even a truncation marker cannot fit.
     pub const TOOL_RESULT_TOKENS_MIN: usize = 64;
+    /// MCP sessions one tenant keeps open; the least recently used goes first.
+    pub const MCP_SESSIONS_MAX: usize = 256;
+    /// An MCP session unused this long has ended (its id answers 404).
+    pub const MCP_SESSION_IDLE_SECONDS: u64 = 24 * 3_600;
+    /// Resources in one page of `resources/list`.
+    pub const MCP_RESOURCES_PAGE_MAX: usize = 50;
+    /// Bytes of one MCP message (an HTTP body, a stdio line).
+    pub const MCP_MESSAGE_BYTES_MAX: usize = 1024 * 1024;
     /// Longest life of a cached tool result: one day.
     pub const TOOL_CACHE_TTL_SECONDS_MAX: u64 = 24 * 3600;
     /// TTL of a cached tool result when none is configured for the tool.

@@ -57,6 +57,37 @@ impl MemoryCore {
 
 #[wasm_bindgen]
 impl MemoryCore {
+    /// Answers one MCP JSON-RPC message (`message_json`) under a bound
+    /// context (`ctx_json`: `{namespace, session_id, user_id, agent_id,
+    /// result_tokens_max}`), as `api::mcp` does for the Worker. Resolves to
+    /// the response's JSON text, or `undefined` for a notification. A
+    /// message that is not JSON is answered with a parse error, never a
+    /// rejection: the stdio loop writes whatever comes back.
+    pub fn mcp(&self, message_json: String, ctx_json: String, embedder: JsValue) -> Promise {
+        promise(&self.inner, move |inner| async move {
+            if message_json.len() > limits::MCP_MESSAGE_BYTES_MAX {
+                let e = api::mcp::error(serde_json::Value::Null, api::mcp::code::INVALID_REQUEST, format!("message over {} bytes", limits::MCP_MESSAGE_BYTES_MAX), None);
+                return json_text(&e);
+            }
+            let msg: serde_json::Value = match serde_json::from_str(&message_json) {
+                Ok(v) => v,
+                Err(e) => return json_text(&api::mcp::error(serde_json::Value::Null, api::mcp::code::PARSE_ERROR, format!("parse error: {e}"), None)),
+            };
+            let mut tool_ctx: api::tools::ToolCtx = api::parse_json(ctx_json.as_bytes()).map_err(|e| to_js_error(&e))?;
+            if tool_ctx.namespace.is_none() {
+                tool_ctx.namespace = inner.namespace.clone();
+            }
+            let services = inner.services(None, optional_fn("embedder", embedder)?, None);
+            let mut rand = random_bits;
+            let c = ctx(&inner, &mut rand, &services)?;
+            let mut exec = api::tools::StoreExec { store: &inner.store, now: c.now, random: c.random, namespace: c.namespace, body_bytes_max: c.body_bytes_max, services: &services, actor: c.actor };
+            match api::mcp::handle(&mut exec, &tool_ctx, &msg).await {
+                Some(v) => json_text(&v),
+                None => Ok(JsValue::UNDEFINED),
+            }
+        })
+    }
+
     /// Runs the background extraction passes that are due (with `flush`,
     /// every waiting session at once) through the `extractor` and
     /// `embedder` hooks, if given. Resolves to the JSON text of

@@ -80,6 +80,9 @@ pub async fn front(req: &mut Request, env: &Env) -> R<Response> {
     let url: Url = req.url().map_err(w)?;
     let path = url.path().to_owned();
     let method = req.method();
+    if path == "/mcp" {
+        return super::mcp::serve(req, env).await;
+    }
     if !path.starts_with("/v1/") {
         return Err(Error::not_found("route", path));
     }
@@ -127,7 +130,7 @@ pub async fn front(req: &mut Request, env: &Env) -> R<Response> {
             Err(_) => return Err(Error::invalid("content-length", "not a number")),
         }
     }
-    let mut body = req.bytes().await.map_err(w)?;
+    let body = req.bytes().await.map_err(w)?;
     if body.len() > cap {
         return Err(Error::too_large("request body", body.len(), cap));
     }
@@ -144,8 +147,51 @@ pub async fn front(req: &mut Request, env: &Env) -> R<Response> {
         return super::json_response(r).map_err(w);
     }
 
-    // The tenant.
+    if path == "/v1/tools/call" && method == Method::Post {
+        return super::mcp::tools_call(env, &settings, &principal, &query, &body, now).await;
+    }
+    // The change feed follows live over a WebSocket or an event stream.
+    let mut pass: Vec<(&'static str, String)> = Vec::new();
+    for name in ["upgrade", "accept", "last-event-id"] {
+        if let Some(v) = req.headers().get(name).map_err(w)? {
+            pass.push((name, v));
+        }
+    }
+    // Only the protocol name goes on, never a key offered beside it.
+    if req.headers().get("sec-websocket-protocol").map_err(w)?.is_some_and(|p| p.split(',').any(|x| x.trim() == auth::WS_PROTOCOL)) {
+        pass.push(("sec-websocket-protocol", auth::WS_PROTOCOL.to_owned()));
+    }
+    dispatch(env, &settings, &principal, Forward { method, url, query, body, bound: None, pass }, now).await
+}
+
+/// One API request past authentication, scope and the body checks, on its
+/// way to a tenant.
+pub(super) struct Forward {
+    pub method: Method,
+    /// The request URL (its path and query are what the object sees).
+    pub url: Url,
+    pub query: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    /// A namespace fixed by the caller (an MCP session's): the request goes
+    /// there, and naming another is refused.
+    pub bound: Option<String>,
+    /// Headers passed on to the object.
+    pub pass: Vec<(&'static str, String)>,
+}
+
+/// The tenant part of the pipeline: every namespace the request names must
+/// be one the key covers, by-id requests follow the directory, creates
+/// register their ids first; then the tenant's Durable Object answers.
+pub(super) async fn dispatch(env: &Env, settings: &auth::Settings, principal: &Principal, f: Forward, now: Millis) -> R<Response> {
+    let Forward { method, url, query, mut body, bound, pass } = f;
+    let path = url.path().to_owned();
     let named = tenancy::one_namespace(&query, &body)?;
+    if let (Some(b), Some(n)) = (&bound, &named) {
+        if b != n {
+            return Err(Error::NamespaceForbidden { namespace: n.clone() });
+        }
+    }
+    let named = bound.or(named);
     if let Some(ns) = &named {
         check_namespace(ns)?;
         principal.authorize(ns)?;
@@ -182,7 +228,7 @@ pub async fn front(req: &mut Request, env: &Env) -> R<Response> {
         if !ids.is_empty() {
             routing::register(env, &object_name, &ids, now).await?;
         }
-        fault(env, &settings, "after_directory_register")?;
+        fault(env, settings, "after_directory_register")?;
         body = rewritten;
     }
 
@@ -197,15 +243,8 @@ pub async fn front(req: &mut Request, env: &Env) -> R<Response> {
     if settings.dev {
         headers.set(super::DEV_HEADER, "1").map_err(w)?;
     }
-    // The change feed follows live over a WebSocket or an event stream.
-    for name in ["upgrade", "accept", "last-event-id"] {
-        if let Some(v) = req.headers().get(name).map_err(w)? {
-            headers.set(name, &v).map_err(w)?;
-        }
-    }
-    // Only the protocol name goes on, never a key offered beside it.
-    if req.headers().get("sec-websocket-protocol").map_err(w)?.is_some_and(|p| p.split(',').any(|x| x.trim() == auth::WS_PROTOCOL)) {
-        headers.set("sec-websocket-protocol", auth::WS_PROTOCOL).map_err(w)?;
+    for (name, v) in &pass {
+        headers.set(name, v).map_err(w)?;
     }
     let mut init = RequestInit::new();
     init.with_method(method.clone()).with_headers(headers);
@@ -217,7 +256,7 @@ pub async fn front(req: &mut Request, env: &Env) -> R<Response> {
     let resp = stub.fetch_with_request(inner).await.map_err(w)?;
     let status = resp.status_code();
     if ltm && method == Method::Post && status == 200 {
-        fault(env, &settings, "after_tenant_write")?;
+        fault(env, settings, "after_tenant_write")?;
     }
     if ltm && method == Method::Delete && status == 200 && object_name != DEFAULT_NAMESPACE {
         routing::forget(env, &object_name, &by_id).await?;

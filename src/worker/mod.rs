@@ -11,6 +11,7 @@ mod budget;
 mod extractor;
 mod feed;
 mod front;
+mod mcp;
 mod routing;
 mod services;
 mod upstream;
@@ -187,6 +188,11 @@ impl MemoryObject {
         if let Some(op) = url.path().strip_prefix(routing::DIRECTORY_PATH).and_then(|p| p.strip_prefix('/')) {
             let body = req.bytes().await.map_err(w)?;
             let v = routing::serve(&self.state, op, &body).await?;
+            return json_response(api::Response { status: 200, body: v, raw: None, content_type: None }).map_err(w);
+        }
+        if let Some(op) = url.path().strip_prefix(mcp::SESSIONS_PATH).and_then(|p| p.strip_prefix('/')) {
+            let body = req.bytes().await.map_err(w)?;
+            let v = mcp::serve_sessions(&self.state, op, &body).await?;
             return json_response(api::Response { status: 200, body: v, raw: None, content_type: None }).map_err(w);
         }
         let store = self.store().await?;

@@ -8,7 +8,7 @@ use futures_util::future::LocalBoxFuture;
 use serde_json::{json, Value};
 
 use crate::api::services::Services;
-use crate::api::{handle, Ctx, Request, Response};
+use crate::api::{route, Ctx, Request, Response};
 use crate::core::error::Error;
 use crate::core::time::Millis;
 use crate::store::{Backend, Store};
@@ -20,11 +20,13 @@ pub struct Failure {
     pub status: u16,
     pub code: String,
     pub detail: String,
+    /// The typed error, when it was raised in process.
+    pub error: Option<Box<Error>>,
 }
 
 impl From<Error> for Failure {
     fn from(e: Error) -> Failure {
-        Failure { status: crate::api::status_of(&e), code: e.code().to_owned(), detail: e.to_string() }
+        Failure { status: crate::api::status_of(&e), code: e.code().to_owned(), detail: e.to_string(), error: Some(Box::new(e)) }
     }
 }
 
@@ -40,7 +42,14 @@ impl Failure {
             status,
             code: body["code"].as_str().unwrap_or("internal").to_owned(),
             detail: body["detail"].as_str().map_or_else(|| format!("HTTP {status}"), str::to_owned),
+            error: None,
         }
+    }
+
+    /// The typed error: the one raised in process, or an upstream error
+    /// carrying the answer's code and detail.
+    pub fn into_error(self) -> Error {
+        self.error.map(|e| *e).unwrap_or(Error::Upstream { service: "edgemem".into(), status: self.status, detail: format!("{}: {}", self.code, self.detail) })
     }
 }
 
@@ -89,7 +98,10 @@ impl<B: Backend> Exec for StoreExec<'_, B> {
         Box::pin(async move {
             let req = Request { method, path: &path, query, body: &body };
             let mut ctx = Ctx { now: self.now, random: &mut *self.random, namespace: self.namespace, body_bytes_max: self.body_bytes_max, services: self.services, vectors: None, actor: self.actor };
-            into_result(handle(self.store, &req, &mut ctx).await)
+            match route(self.store, &req, &mut ctx).await {
+                Ok(resp) => into_result(resp),
+                Err(e) => Err(e.into()),
+            }
         })
     }
 

@@ -23,6 +23,7 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 pub use exec::{Exec, Failure, StoreExec};
+pub use run::allowed_names;
 
 use crate::api::schema::{self as sch, opt, req, Op, F, S};
 use crate::core::error::{Error, Result};

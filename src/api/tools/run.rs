@@ -12,23 +12,24 @@ use crate::core::time::format_rfc3339;
 
 type R<T> = std::result::Result<T, Failure>;
 
-/// The agent's allow-list, read through the agent config route.
-pub async fn allowed(exec: &mut dyn Exec, ctx: &ToolCtx, t: &ToolSpec) -> R<()> {
-    let Some(agent) = &ctx.agent_id else { return Ok(()) };
+/// The agent's allow-list, read through the agent config route: `None`
+/// when every tool is allowed (no agent, no config, or no list).
+pub async fn allowed_names(exec: &mut dyn Exec, ctx: &ToolCtx) -> R<Option<Vec<String>>> {
+    let Some(agent) = &ctx.agent_id else { return Ok(None) };
     validate_id("agent_id", agent)?;
     let config = match exec.call("GET", format!("/v1/agents/{}/config", enc(agent)), Vec::new(), Vec::new()).await {
         Ok(c) => c,
-        Err(f) if f.code == "not_found" => return Ok(()),
+        Err(f) if f.code == "not_found" => return Ok(None),
         Err(f) => return Err(f),
     };
-    let ok = match config.get("tools_allowed") {
-        Some(Value::Array(list)) => list.iter().any(|n| n.as_str() == Some(t.name)),
-        _ => true,
-    };
-    if ok {
-        Ok(())
-    } else {
-        Err(Error::Rejected { code: Rejection::Rule(RuleCode::ToolNotAllowed), id: t.name.to_owned() }.into())
+    Ok(config.get("tools_allowed").and_then(Value::as_array).map(|l| l.iter().filter_map(|n| n.as_str().map(str::to_owned)).collect()))
+}
+
+/// Refuses a tool outside the agent's allow-list.
+pub async fn allowed(exec: &mut dyn Exec, ctx: &ToolCtx, t: &ToolSpec) -> R<()> {
+    match allowed_names(exec, ctx).await? {
+        Some(list) if !list.iter().any(|n| n == t.name) => Err(Error::Rejected { code: Rejection::Rule(RuleCode::ToolNotAllowed), id: t.name.to_owned() }.into()),
+        _ => Ok(()),
     }
 }
 
@@ -290,7 +291,11 @@ pub async fn run(exec: &mut dyn Exec, ctx: &ToolCtx, t: &ToolSpec, mut args: Map
             if result == "created" || result == "exists" {
                 Ok(json!({ "id": id, "result": result }))
             } else {
-                Err(Failure { status: 422, detail: format!("transfer {id}: {result}"), code: result })
+                let r = crate::core::ledger::TransferResult::ALL.iter().find(|r| r.as_str() == result).copied();
+                Err(match r {
+                    Some(r) => Error::Rejected { code: Rejection::Transfer(r), id }.into(),
+                    None => Error::Internal { detail: format!("transfer {id}: {result}") }.into(),
+                })
             }
         }
         "decision_log_append" => {
