@@ -227,7 +227,7 @@ test("bad tool input and edgemem's refusals are tool errors, not crashes", async
         content: [
           { type: "tool-call", toolCallId: "bad", toolName: "get_working_memory", input: JSON.stringify({ recent_messages_limit: -1 }) },
           { type: "tool-call", toolCallId: "junk", toolName: "get_account_balance", input: "{not json" },
-          { type: "tool-call", toolCallId: "missing", toolName: "get_working_memory", input: JSON.stringify({ session_id: "nope" }) },
+          { type: "tool-call", toolCallId: "missing", toolName: "get_long_term_memory", input: JSON.stringify({ memory_id: "nope" }) },
         ],
       },
       textResult("Sorry, that failed."),

@@ -7,6 +7,8 @@ use crate::core::limits as l;
 use S::{Arr, Bool, DateTime, Decimal, Enum, Id, Int, Map, Nullable, Num, Obj, OneOf, Str};
 
 const U32: i64 = u32::MAX as i64;
+/// The largest integer a JS number holds exactly (2^53 - 1).
+const SAFE_INT: i64 = 9_007_199_254_740_991;
 const MILLIS_MAX: f64 = 253_402_300_799_999.0;
 
 // ---- Shared shapes ----
@@ -158,7 +160,7 @@ pub const SESSION_PUT: S = Obj(
         opt("context", Nullable(&Str(l::CONTEXT_BYTES_MAX)), "the running summary"),
         opt("user_id", Nullable(&Id), ""),
         opt("namespace", Nullable(&Id), ""),
-        opt("tokens", Nullable(&Int(0, i64::MAX)), ""),
+        opt("tokens", Nullable(&Int(0, SAFE_INT)), ""),
         opt("ttl_seconds", Nullable(&Int(0, l::TTL_SECONDS_MAX as i64)), ""),
         opt("long_term_memory_strategy", Nullable(&Map), ""),
         opt("data_schema_version", Nullable(&Int(0, U32)), ""),
