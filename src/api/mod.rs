@@ -16,6 +16,9 @@ pub mod service_cache;
 pub mod history;
 pub mod ledger;
 pub mod longterm;
+// The OpenAPI document is built natively only (tests/openapi.rs writes it).
+#[cfg(not(target_arch = "wasm32"))]
+pub mod openapi;
 pub mod privacy;
 pub mod services;
 pub mod summary_views;
