@@ -29,6 +29,7 @@ fn sample_for(op: &Op, name: &str, s: &S, all: bool) -> Option<Value> {
         ("working-memory/{}/compact", "summary_tokens_max") => json!(200),
         (_, "role") => json!("user"),
         (_, "model_name" | "model") => json!("gpt-5"),
+        ("admin/keys", "expires_at") => json!("2099-01-01T00:00:00Z"),
         ("tools/call", "name") => json!("get_current_datetime"),
         ("tool-ttls", "ttls") => json!({ "s1": 60 }),
         ("prompt", "window_tokens") => json!(4096),
@@ -440,6 +441,46 @@ fn arrays_one_past_their_bound_are_refused_by_both() {
                 .collect();
             *at(&mut v, &path) = Value::Array(items);
             refused(&api, op, body, &v, &name(&path), "one item past the bound", &mut failures);
+        }
+    }
+    report(failures);
+}
+
+/// The Worker's own bodies, through the parsers the Worker runs (natively;
+/// `budget/count`'s parser lives in the Worker, so it is not covered).
+#[test]
+fn worker_bodies_agree_with_their_parsers() {
+    let parsers: [(&Op, fn(&[u8]) -> crate::core::error::Result<()>); 2] = [
+        (&BUDGET_BUILD, |b| crate::api::budget::BuildBody::parse(b).map(drop)),
+        (&KEYS_POST, |b| crate::core::auth::KeyRequest::parse(b, NOW).map(drop)),
+    ];
+    let mut failures = Vec::new();
+    for (op, parse) in parsers {
+        let body = op.body.expect("a body");
+        let code = |v: &Value| parse(v.to_string().as_bytes()).err().map(|e| (e.code(), e.to_string()));
+        // A window (or a coverage) is required in practice: the maximal body has one.
+        let v = body_sample(op, true);
+        if let Some((c, d)) = code(&v) {
+            failures.push(format!("{} {} refuses the maximal valid body {}: {c} {d}", op.method, op.route, short(&v)));
+        }
+        let mut fields = Vec::new();
+        walk(body, Vec::new(), &mut fields);
+        for (path, s) in fields {
+            let Some(bad) = wrong(s) else { continue };
+            let mut v = body_sample(op, true);
+            *at(&mut v, &path) = bad;
+            let field = name(&path);
+            let leaf = field.rsplit(['.', '[']).find(|p| !p.is_empty() && !p.ends_with(']')).unwrap_or(&field).to_owned();
+            match code(&v) {
+                None => failures.push(format!("{} {}: the parser accepts a wrong type at {field}", op.method, op.route)),
+                Some((_, d)) if !d.contains(&leaf) => failures.push(format!("{} {}: the parser's error for {field} does not name it: {d}", op.method, op.route)),
+                Some(_) => {}
+            }
+        }
+        let mut v = body_sample(op, true);
+        v["zz_unknown"] = json!(1);
+        if code(&v).is_none() {
+            failures.push(format!("{} {}: the parser accepts an unknown field", op.method, op.route));
         }
     }
     report(failures);
