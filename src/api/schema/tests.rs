@@ -450,7 +450,8 @@ fn arrays_one_past_their_bound_are_refused_by_both() {
 /// `budget/count`'s parser lives in the Worker, so it is not covered).
 #[test]
 fn worker_bodies_agree_with_their_parsers() {
-    let parsers: [(&Op, fn(&[u8]) -> crate::core::error::Result<()>); 2] = [
+    type Parse = fn(&[u8]) -> crate::core::error::Result<()>;
+    let parsers: [(&Op, Parse); 2] = [
         (&BUDGET_BUILD, |b| crate::api::budget::BuildBody::parse(b).map(drop)),
         (&KEYS_POST, |b| crate::core::auth::KeyRequest::parse(b, NOW).map(drop)),
     ];
