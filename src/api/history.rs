@@ -22,10 +22,20 @@ use crate::store::{Backend, Store};
 /// The window a request names: AMS's `model_name` and `context_window_max`.
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct Window {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "named_model_name")]
     pub model_name: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "named_context_window_max")]
     pub context_window_max: Option<usize>,
+}
+
+// A flattened struct's errors carry no position, so its fields name
+// themselves (`Window` is flattened into the compact and prompt bodies).
+fn named_model_name<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<String>, D::Error> {
+    Option::<String>::deserialize(d).map_err(|e| serde::de::Error::custom(format!("model_name: {e}")))
+}
+
+fn named_context_window_max<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<usize>, D::Error> {
+    Option::<usize>::deserialize(d).map_err(|e| serde::de::Error::custom(format!("context_window_max: {e}")))
 }
 
 impl Window {

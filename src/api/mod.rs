@@ -17,6 +17,9 @@ pub mod history;
 pub mod ledger;
 pub mod longterm;
 pub mod mcp;
+// The OpenAPI document is built natively only (tests/openapi.rs writes it).
+#[cfg(not(target_arch = "wasm32"))]
+pub mod openapi;
 pub mod privacy;
 pub mod services;
 pub mod summary_views;
@@ -203,12 +206,86 @@ impl Request<'_> {
 }
 
 /// Parses a JSON body: syntax errors are 400 `invalid_json`, wrong types or
-/// values are 422 `invalid_input`.
+/// values are 422 `invalid_input` naming the field (`transfers[0].amount`).
 pub fn parse_json<T: DeserializeOwned>(body: &[u8]) -> Result<T> {
     serde_json::from_slice(body).map_err(|e| match e.classify() {
-        serde_json::error::Category::Data => Error::invalid("body", e.to_string()),
+        serde_json::error::Category::Data => Error::invalid(field_at(body, e.line(), e.column()), e.to_string()),
+        // serde_json reports a wrong type for an enum as a syntax error; in
+        // well-formed JSON it is the value that is wrong.
+        serde_json::error::Category::Syntax if serde_json::from_slice::<serde::de::IgnoredAny>(body).is_ok() => {
+            Error::invalid(field_at(body, e.line(), e.column()), e.to_string().replace("expected value", "expected one of the allowed values"))
+        }
         _ => Error::InvalidJson { detail: e.to_string() },
     })
+}
+
+/// [`parse_json`] for a value already parsed (and rewritten, such as user
+/// ids sealed): errors name the field as they would from the body.
+pub fn from_value<T: DeserializeOwned>(v: &Value) -> Result<T> {
+    parse_json(&serde_json::to_vec(v).map_err(|e| Error::Internal { detail: e.to_string() })?)
+}
+
+/// The path of the value being read at `line:column` of a JSON text (as
+/// serde reports an error), such as `transfers[0].amount`; `body` at the top.
+/// A plain scan, not generic: one copy in the wasm for every body type.
+fn field_at(body: &[u8], line: usize, column: usize) -> String {
+    enum Frame {
+        Obj { key: Option<String>, expecting_key: bool },
+        Arr(usize),
+    }
+    let line_start = if line <= 1 { 0 } else { body.iter().enumerate().filter(|(_, b)| **b == b'\n').nth(line - 2).map_or(body.len(), |(i, _)| i + 1) };
+    let end = (line_start + column).min(body.len());
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut i = 0;
+    while i < end {
+        match body[i] {
+            b'{' => stack.push(Frame::Obj { key: None, expecting_key: true }),
+            b'[' => stack.push(Frame::Arr(0)),
+            b'}' | b']' => {
+                stack.pop();
+            }
+            b',' => match stack.last_mut() {
+                Some(Frame::Obj { expecting_key, .. }) => *expecting_key = true,
+                Some(Frame::Arr(n)) => *n += 1,
+                None => {}
+            },
+            b':' => {
+                if let Some(Frame::Obj { expecting_key, .. }) = stack.last_mut() {
+                    *expecting_key = false;
+                }
+            }
+            b'"' => {
+                let start = i + 1;
+                i += 1;
+                while i < body.len() && body[i] != b'"' {
+                    i += if body[i] == b'\\' { 2 } else { 1 };
+                }
+                if let Some(Frame::Obj { key, expecting_key: true }) = stack.last_mut() {
+                    *key = Some(String::from_utf8_lossy(&body[start..i.min(body.len())]).into_owned());
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    let mut path = String::new();
+    for f in &stack {
+        match f {
+            Frame::Obj { key: Some(k), .. } => {
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                path.push_str(k);
+            }
+            Frame::Obj { key: None, .. } => {}
+            Frame::Arr(n) => path.push_str(&format!("[{n}]")),
+        }
+    }
+    if path.is_empty() {
+        "body".to_owned()
+    } else {
+        path
+    }
 }
 
 /// The path segments after `/v1/`, percent-decoded.
@@ -289,6 +366,7 @@ pub async fn route<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut Ct
             let body: history::MemoryPromptBody = parse_json(req.body)?;
             let memories = match &body.long_term_search {
                 None | Some(Value::Null) | Some(Value::Bool(false)) => Vec::new(),
+                Some(v) if !v.is_object() && !v.is_boolean() => return Err(Error::invalid("long_term_search", "must be a boolean or a search request object")),
                 Some(v) => {
                     // `true` searches with defaults; an object is a SearchRequest
                     // whose text defaults to the query.

@@ -79,7 +79,7 @@ pub async fn route<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut Ct
             validate_id("view_id", id)?;
             let mut v: Value = parse_json(req.body)?;
             store.with_privacy_key(|k| privacy::seal_user_ids(&mut v, k));
-            let body: PartitionBody = serde_json::from_value(v).map_err(|e| Error::invalid("body", e.to_string()))?;
+            let body: PartitionBody = crate::api::from_value(&v)?;
             run_partition(store, ctx.services, id, body.group, now).await.map(|(view_id, p)| partition_json(&view_id, &p))
         }
         ([] | [_] | [_, "run"] | [_, "partitions"] | [_, "partitions", "run"], other) => Err(Error::MethodNotAllowed { method: other.to_owned() }),
@@ -134,7 +134,7 @@ struct PartitionBody {
 fn view_from_body<B: Backend>(store: &Store<B>, body: &[u8], id: String, now: Millis) -> Result<SummaryView> {
     let mut v: Value = parse_json(body)?;
     store.with_privacy_key(|k| privacy::seal_user_ids(&mut v, k));
-    let b: CreateBody = serde_json::from_value(v).map_err(|e| Error::invalid("body", e.to_string()))?;
+    let b: CreateBody = crate::api::from_value(&v)?;
     if b.source != "long_term" {
         return Err(Error::UnknownKind { field: "source".into(), value: b.source, allowed: "long_term".into() });
     }

@@ -70,9 +70,15 @@ pub fn record_from_json(field: &str, v: &Value, namespace: Option<&str>, now: Mi
     r.updated_at = time(&f("updated_at"), o.get("updated_at"))?.unwrap_or(now).max(r.created_at);
     r.event_date = time(&f("event_date"), o.get("event_date"))?;
     r.persisted_at = Some(time(&f("persisted_at"), o.get("persisted_at"))?.unwrap_or(now));
-    r.pinned = matches!(o.get("pinned"), Some(Value::Bool(true)));
-    if let Some(Value::Object(m)) = o.get("metadata") {
-        r.metadata = m.clone();
+    r.pinned = match o.get("pinned") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => return Err(Error::invalid(f("pinned"), "must be a boolean")),
+    };
+    match o.get("metadata") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(m)) => r.metadata = m.clone(),
+        Some(_) => return Err(Error::invalid(f("metadata"), "must be an object")),
     }
     if let Some(s) = string(&f("extraction_strategy"), o.get("extraction_strategy"))? {
         r.extraction_strategy = s;

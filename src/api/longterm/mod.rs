@@ -172,6 +172,13 @@ impl SearchBody {
             Some(Value::String(s)) => s.clone(),
             Some(_) => return Err(Error::invalid("text", "must be a string")),
         };
+        let typed = |name: &str, ok: fn(&Value) -> bool, what: &str| match o.get(name) {
+            Some(v) if !v.is_null() && !ok(v) => Err(Error::invalid(name, format!("must be {what}"))),
+            _ => Ok(()),
+        };
+        typed("search_mode", Value::is_string, "a string")?;
+        typed("fusion", Value::is_string, "a string")?;
+        typed("recency_boost", Value::is_boolean, "a boolean")?;
         let mode = match o.get("search_mode").and_then(Value::as_str) {
             None => Mode::Semantic,
             Some(m) => Mode::parse(m)?,
@@ -298,7 +305,11 @@ struct Policy {
 /// unless `dry_run` (AMS's default is a dry run).
 pub async fn forget<B: Backend>(store: &Store<B>, req: &Request<'_>, now: Millis) -> Result<Value> {
     let body: Value = if req.body.is_empty() { json!({}) } else { parse_json(req.body)? };
-    let p = body.get("policy").and_then(Value::as_object).cloned().unwrap_or_default();
+    let p = match body.get("policy") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(p)) => p.clone(),
+        Some(_) => return Err(Error::invalid("policy", "must be an object")),
+    };
     let policy = Policy {
         max_age_days: num(&p, "max_age_days")?,
         max_inactive_days: num(&p, "max_inactive_days")?,
@@ -403,7 +414,11 @@ async fn route_inner<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut 
         ([] | [""], "POST") => {
             let body: Value = parse_json(req.body)?;
             let memories = body.get("memories").and_then(Value::as_array).ok_or_else(|| Error::invalid("memories", "is required: an array"))?;
-            let dedup = !matches!(body.get("deduplicate"), Some(Value::Bool(false)));
+            let dedup = match body.get("deduplicate") {
+                None | Some(Value::Null) => true,
+                Some(Value::Bool(b)) => *b,
+                Some(_) => return Err(Error::invalid("deduplicate", "must be a boolean")),
+            };
             let vectors = split_vectors(ctx.vectors.take(), memories.len())?;
             let (created, duplicates, scrubbed) = create(store, ctx, memories, vectors, dedup).await?;
             let mut v = json!({ "status": "ok", "created": created, "duplicates": duplicates });

@@ -9,8 +9,18 @@
 //! description cannot drift from the validation.
 
 mod ops;
+mod ops_agents;
+mod ops_ledger;
+mod ops_memory;
+mod ops_sessions;
+#[cfg(test)]
+mod tests;
 
 pub use ops::*;
+pub use ops_agents::*;
+pub use ops_ledger::*;
+pub use ops_memory::*;
+pub use ops_sessions::*;
 
 use serde_json::{json, Map, Value};
 
@@ -152,12 +162,31 @@ impl S {
             (S::Map, Value::Object(_)) => Ok(()),
             (S::OneOf(options), v) => {
                 if options.iter().any(|s| s.check(v, path).is_ok()) {
-                    Ok(())
-                } else {
-                    bad("matches none of the allowed shapes")
+                    return Ok(());
+                }
+                // The first option of the value's own type says best what
+                // is wrong (it names the field inside an object).
+                match options.iter().find(|s| s.admits_type(v)) {
+                    Some(s) => s.check(v, path),
+                    None => bad("matches none of the allowed shapes"),
                 }
             }
             (s, _) => bad(&format!("must be {}", s.kind())),
+        }
+    }
+
+    /// Whether `v` has this shape's JSON type (whatever its value).
+    fn admits_type(&self, v: &Value) -> bool {
+        match (self, v) {
+            (S::Any, _) | (S::Nullable(_), Value::Null) => true,
+            (S::Nullable(inner), v) => inner.admits_type(v),
+            (S::OneOf(options), v) => options.iter().any(|s| s.admits_type(v)),
+            (S::Str(_) | S::Id | S::DateTime | S::Decimal | S::Enum(_), Value::String(_)) => true,
+            (S::Int(..) | S::Num(..), Value::Number(_)) => true,
+            (S::Bool, Value::Bool(_)) => true,
+            (S::Arr(..), Value::Array(_)) => true,
+            (S::Obj(..) | S::Map, Value::Object(_)) => true,
+            _ => false,
         }
     }
 

@@ -1,15 +1,25 @@
 //! The operations: shared shapes first, then one [`Op`] per route and
 //! method, listed in [`OPS`].
 
+use super::ops_agents::*;
+use super::ops_ledger::*;
+use super::ops_memory::*;
+use super::ops_sessions::*;
 use super::{opt, req, Op, F, S};
 use crate::core::limits as l;
 
 use S::{Arr, Bool, DateTime, Decimal, Enum, Id, Int, Map, Nullable, Num, Obj, OneOf, Str};
 
-const U32: i64 = u32::MAX as i64;
+pub(super) const U32: i64 = u32::MAX as i64;
+pub(super) const MILLIS_MAX: f64 = 253_402_300_799_999.0;
+/// A count or sequence number in an answer.
+pub(super) const COUNT: S = Int(0, SAFE_INT);
+/// A ledger id: 1 to `LEDGER_ID_BYTES_MAX` bytes, no `/` or control characters.
+pub(super) const LEDGER_ID: S = Str(l::LEDGER_ID_BYTES_MAX);
+/// A model from edgemem's table (`gpt-5`, `claude-sonnet-4-5`, ...).
+pub(super) const MODEL: S = Str(128);
 /// The largest integer a JS number holds exactly (2^53 - 1).
-const SAFE_INT: i64 = 9_007_199_254_740_991;
-const MILLIS_MAX: f64 = 253_402_300_799_999.0;
+pub(super) const SAFE_INT: i64 = 9_007_199_254_740_991;
 
 // ---- Shared shapes ----
 
@@ -17,11 +27,11 @@ const MILLIS_MAX: f64 = 253_402_300_799_999.0;
 pub const TAG_FILTER: S = Obj(
     &[
         opt("eq", Str(l::FILTER_VALUE_BYTES_MAX), "equals"),
-        opt("ne", Str(l::FILTER_VALUE_BYTES_MAX), "differs from"),
+        opt("ne", Str(l::FILTER_VALUE_BYTES_MAX), "differs from (not with `eq`)"),
         opt("any", Arr(&Str(l::FILTER_VALUE_BYTES_MAX), l::FILTER_VALUES_MAX), "has any of"),
-        opt("all", Arr(&Str(l::FILTER_VALUE_BYTES_MAX), l::FILTER_VALUES_MAX), "has all of"),
+        opt("all", Arr(&Str(l::FILTER_VALUE_BYTES_MAX), l::FILTER_VALUES_MAX), "has all of (not with `any`)"),
         opt("none", Arr(&Str(l::FILTER_VALUE_BYTES_MAX), l::FILTER_VALUES_MAX), "has none of"),
-        opt("startswith", Str(l::FILTER_VALUE_BYTES_MAX), "starts with"),
+        opt("startswith", Str(l::FILTER_VALUE_BYTES_MAX), "starts with (alone)"),
     ],
     false,
 );
@@ -38,8 +48,8 @@ pub const TIME_FILTER: S = Obj(
         opt("gte", TIME, ""),
         opt("lt", TIME, ""),
         opt("lte", TIME, ""),
-        opt("between", Arr(&TIME, 2), "[from, to]"),
-        opt("inclusive", Enum(&["both", "neither", "left", "right"]), "which ends of `between` count"),
+        opt("between", Arr(&TIME, 2), "[from, to] (not with eq, ne, gt, gte, lt or lte)"),
+        opt("inclusive", Enum(&["both", "neither", "left", "right"]), "which ends of `between` count (only with `between`)"),
     ],
     false,
 );
@@ -120,7 +130,7 @@ pub const SEARCH_BODY: S = Obj(
         opt("recency_half_life_last_access_days", Num(0.0, 1e6), ""),
         opt("recency_half_life_created_days", Num(0.0, 1e6), ""),
         opt("ef", Nullable(&Int(0, l::VECTOR_EF_MAX as i64)), "ANN search breadth"),
-        opt("fields", Arr(&Str(64), 32), "answer only these fields of each hit"),
+        opt("fields", Arr(&Enum(&HIT_FIELD_NAMES), HIT_FIELD_NAMES.len()), "answer only these fields of each hit"),
         opt("session_id", Nullable(&TAG_FILTER), ""),
         opt("user_id", Nullable(&TAG_FILTER), ""),
         opt("namespace", Nullable(&TAG_FILTER), ""),
@@ -135,6 +145,13 @@ pub const SEARCH_BODY: S = Obj(
     // AMS clients send model fields edgemem ignores.
     true,
 );
+
+/// The fields a search may answer: AMS's `MemoryRecord` fields, then the hit's.
+pub const HIT_FIELD_NAMES: [&str; 25] = [
+    "id", "text", "session_id", "user_id", "namespace", "last_accessed", "created_at", "updated_at", "pinned", "access_count", "topics", "entities", "memory_hash",
+    "discrete_memory_extracted", "memory_type", "persisted_at", "extracted_from", "event_date", "extraction_strategy", "extraction_strategy_config", "metadata",
+    "dist", "score", "score_type", "segment",
+];
 
 /// AMS's `MemoryRecordResults`.
 pub const SEARCH_RESULTS: S = Obj(&[req("memories", Arr(&S::Map, l::VECTOR_K_MAX), ""), req("total", Int(0, U32), ""), opt("next_offset", Nullable(&Int(0, U32)), "")], true);
@@ -151,11 +168,16 @@ pub const MESSAGE_IN: S = Obj(
     true,
 );
 
+/// A memory held in a session (AMS's `MemoryRecord`): kept as given, so
+/// only its id is checked; long-term memories are created with
+/// `POST /v1/long-term-memory`.
+pub const SESSION_MEMORY: S = Obj(&[req("id", Id, "")], true);
+
 /// AMS's `UpdateWorkingMemory`.
 pub const SESSION_PUT: S = Obj(
     &[
         opt("messages", Arr(&MESSAGE_IN, l::SESSION_MESSAGES_MAX), "the whole history (replaces it)"),
-        opt("memories", Arr(&MEMORY_IN, l::SESSION_MEMORIES_MAX), "memories to promote to long-term memory"),
+        opt("memories", Arr(&SESSION_MEMORY, l::SESSION_MEMORIES_MAX), "AMS's structured memories of the session, stored as given"),
         opt("data", Nullable(&Map), "free JSON"),
         opt("context", Nullable(&Str(l::CONTEXT_BYTES_MAX)), "the running summary"),
         opt("user_id", Nullable(&Id), ""),
@@ -172,7 +194,7 @@ pub const SESSION_PUT: S = Obj(
 pub const SESSION: S = Obj(
     &[
         req("session_id", Str(l::ID_BYTES_MAX), ""),
-        req("messages", Arr(&S::Map, l::SESSION_MESSAGES_MAX), ""),
+        req("messages", Arr(&MESSAGE, l::SESSION_MESSAGES_MAX), ""),
         opt("memories", Arr(&S::Map, l::SESSION_MEMORIES_MAX), ""),
         opt("context", Nullable(&Str(l::CONTEXT_BYTES_MAX)), ""),
         opt("data", Nullable(&Map), ""),
@@ -213,7 +235,7 @@ pub const TRANSFER: S = Obj(
         req("credit_account", Str(l::LEDGER_ID_BYTES_MAX), ""),
         req("amount", Decimal, "a decimal string such as \"12.50\", never a JSON number"),
         opt("pending", Bool, "a two-phase transfer, posted or voided later"),
-        opt("timeout_seconds", Nullable(&Int(0, l::PENDING_TIMEOUT_SECONDS_MAX as i64)), ""),
+        opt("timeout_seconds", Nullable(&Int(1, l::PENDING_TIMEOUT_SECONDS_MAX as i64)), "only with `pending`"),
         opt("linked", Bool, "chains this transfer to the next: all or nothing"),
         opt("metadata", Nullable(&Map), ""),
     ],
@@ -237,10 +259,22 @@ pub const STATUS: S = Obj(&[req("status", Str(256), "")], true);
 /// Any JSON object answer.
 pub const OBJECT: S = S::Map;
 
-const P_MEMORY_ID: &[F] = &[req("memory_id", Id, "")];
-const P_SESSION_ID: &[F] = &[req("session_id", Id, "")];
-const P_ACCOUNT_ID: &[F] = &[req("account_id", Str(l::LEDGER_ID_BYTES_MAX), "")];
-const Q_WINDOW: &[F] = &[
+/// A message as answered (AMS's `MemoryMessage`).
+pub const MESSAGE: S = Obj(
+    &[
+        req("id", Str(l::ID_BYTES_MAX), ""),
+        req("role", Str(l::ROLE_BYTES_MAX), ""),
+        req("content", Str(l::MESSAGE_CONTENT_BYTES_MAX), ""),
+        req("created_at", DateTime, ""),
+        opt("persisted_at", Nullable(&DateTime), ""),
+    ],
+    true,
+);
+
+pub(super) const P_MEMORY_ID: &[F] = &[req("memory_id", Id, "")];
+pub(super) const P_SESSION_ID: &[F] = &[req("session_id", Id, "")];
+pub(super) const P_ACCOUNT_ID: &[F] = &[req("account_id", Str(l::LEDGER_ID_BYTES_MAX), "")];
+pub(super) const Q_WINDOW: &[F] = &[
     opt("model_name", Str(128), "count tokens in this model's encoding"),
     opt("context_window_max", Int(l::HISTORY_WINDOW_TOKENS_MIN as i64, l::WINDOW_TOKENS_MAX as i64), "compact past this window"),
 ];
@@ -254,7 +288,7 @@ pub const LTM_CREATE: Op = Op {
     path: &[],
     query: &[],
     body: Some(&Obj(&[req("memories", Arr(&MEMORY_IN, l::LTM_CREATE_BATCH_MAX), ""), opt("deduplicate", Bool, "default true")], true)),
-    ok: &Obj(&[req("status", Str(16), ""), opt("created", Arr(&Str(l::ID_BYTES_MAX), l::LTM_CREATE_BATCH_MAX), "ids created"), opt("duplicates", Arr(&Str(l::ID_BYTES_MAX), l::LTM_CREATE_BATCH_MAX), "ids skipped as duplicates")], true),
+    ok: &Obj(&[req("status", Str(16), ""), req("created", Arr(&Str(l::ID_BYTES_MAX), l::LTM_CREATE_BATCH_MAX), "ids created"), req("duplicates", Arr(&Str(l::ID_BYTES_MAX), l::LTM_CREATE_BATCH_MAX), "ids of the input dropped as duplicates")], true),
 };
 
 pub const LTM_DELETE: Op = Op {
@@ -332,7 +366,7 @@ pub const ACCOUNT_GET: Op = Op {
     path: P_ACCOUNT_ID,
     query: &[],
     body: None,
-    ok: &OBJECT,
+    ok: &super::ops_ledger::ACCOUNT,
 };
 
 pub const TRANSFERS_POST: Op = Op {
@@ -352,7 +386,7 @@ pub const DECISIONS_POST: Op = Op {
     path: P_SESSION_ID,
     query: &[],
     body: Some(&DECISION_IN),
-    ok: &OBJECT,
+    ok: &super::ops_sessions::DECISION,
 };
 
 pub const MESSAGES_POST: Op = Op {
@@ -361,12 +395,61 @@ pub const MESSAGES_POST: Op = Op {
     summary: "Append messages to an existing session",
     path: P_SESSION_ID,
     query: &[],
-    body: Some(&Obj(&[req("messages", Arr(&MESSAGE_IN, l::APPEND_MESSAGES_MAX), ""), opt("model_name", Str(128), "")], true)),
-    ok: &OBJECT,
+    body: Some(&Obj(&[req("messages", Arr(&MESSAGE_IN, l::APPEND_MESSAGES_MAX), ""), opt("model_name", Nullable(&MODEL), "count the new turns in this model's encoding")], true)),
+    ok: &Obj(
+        &[
+            req("session_id", Str(l::ID_BYTES_MAX), ""),
+            req("appended", Arr(&MESSAGE, l::APPEND_MESSAGES_MAX), "the new turns as stored"),
+            req("message_count", COUNT, ""),
+            req("updated_at", DateTime, ""),
+            req("expires_at", Nullable(&DateTime), ""),
+            opt("tokens", Arr(&COUNT, l::APPEND_MESSAGES_MAX), "each new turn's tokens (with `model_name`)"),
+            opt("counting", Str(64), ""),
+        ],
+        true,
+    ),
 };
 
 /// Every operation, in `ROUTES` order.
-pub const OPS: &[&Op] = &[&LTM_CREATE, &LTM_DELETE, &LTM_SEARCH, &LTM_GET, &LTM_PATCH, &SESSION_GET, &SESSION_PUT_OP, &MESSAGES_POST, &DECISIONS_POST, &MEMORY_PROMPT_OP, &ACCOUNT_GET, &TRANSFERS_POST];
+pub const OPS: &[&Op] = &[
+    &HEALTH, &STATS, &EVENTS,
+    // Ledger.
+    &ASSETS_POST, &ACCOUNTS_POST, &INDICES_POST, &ACCOUNT_GET, &ACCOUNT_HISTORY, &TRANSFERS_POST, &TRANSFER_GET, &TRANSFER_POST_PENDING, &TRANSFER_VOID, &RECONCILE, &INTENTS_GET,
+    &INTENTS_POST, &INTENT_COMPLETE,
+    // Service-state cache.
+    &SERVICES_GET, &SERVICES_GET_SLASH, &SERVICES_SNAPSHOT, &SERVICES_INVALIDATE_ALL, &SERVICE_PUT, &SERVICE_STATE_GET, &SERVICE_STATE_PUT, &SERVICE_STATE_DELETE,
+    // Episodic log.
+    &EPISODES_GET, &EPISODES_POST, &EPISODES_GET_SLASH, &EPISODES_POST_SLASH, &EPISODES_SUMMARY, &EPISODES_CONFIG,
+    // Long-term memory.
+    &LTM_CREATE, &LTM_DELETE, &LTM_CREATE_SLASH, &LTM_DELETE_SLASH, &LTM_SEARCH, &LTM_FORGET, &LTM_REEMBED, &LTM_GET, &LTM_PATCH,
+    // Summary views and tasks.
+    &VIEWS_GET, &VIEWS_POST, &VIEW_GET, &VIEW_DELETE, &VIEW_RUN, &VIEW_PARTITIONS, &VIEW_PARTITION_RUN, &TASK_GET,
+    // Working memory and history.
+    &SESSIONS_LIST, &SESSION_GET, &SESSION_PUT_OP, &SESSION_DELETE, &MESSAGES_GET, &MESSAGES_POST, &COMPACT, &ARCHIVE, &TOOL_CACHE_GET, &TOOL_CACHE_PUT, &TOOL_CACHE_DELETE,
+    &DATA_MIGRATE, &DECISIONS_GET, &DECISIONS_POST,
+    // Privacy.
+    &POLICY_GET, &POLICY_PUT, &CONSENT_GET, &CONSENT_PUT, &CONSENT_DELETE, &TOOL_TTLS_GET, &TOOL_TTLS_PUT,
+    // Agents.
+    &PROFILE_GET, &PROFILE_PUT, &PROFILE_DELETE, &PROFILE_INCREMENT, &PROFILE_MIGRATE, &SCHEMAS_GET, &SCHEMAS_GET_SLASH, &SCHEMA_GET, &SCHEMA_PUT, &AGENT_CONFIG,
+    &AGENT_PROMPT_PUT, &AGENT_ROLLBACK, &AGENT_PATCH_POST, &AGENT_PATCH_DELETE, &AGENT_TOOLS, &AGENT_GUARDRAILS, &PROMPT, &MEMORY_PROMPT_OP, &TOOLS_SCHEMAS, &TOOLS_CALL,
+    // The Worker's own.
+    &BUDGET_COUNT, &BUDGET_BUILD, &SNAPSHOTS_PUBLISH, &KEYS_GET, &KEYS_POST, &KEY_GET, &KEY_DELETE, &KEY_ROTATE, &KEY_REVOKE,
+];
+
+/// The operations whose body may be left out entirely (an empty body is
+/// the same as `{}`); every other body is required. The drift test sends
+/// each an empty body and checks the route agrees.
+pub const BODY_OPTIONAL: &[(&str, &str)] = &[
+    ("ledger/transfers/{}/post", "POST"),
+    ("ledger/reconcile", "POST"),
+    ("long-term-memory/forget", "POST"),
+    ("summary-views/{}/run", "POST"),
+    ("admin/keys/{}/rotate", "POST"),
+];
+
+/// The operations whose body object must name at least one field
+/// (`minProperties: 1`).
+pub const BODY_NONEMPTY: &[(&str, &str)] = &[("long-term-memory/{}", "PATCH")];
 
 /// The operation for a method on a route pattern.
 pub fn op(route: &str, method: &str) -> Option<&'static Op> {

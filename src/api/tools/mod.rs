@@ -107,7 +107,7 @@ pub const TOOLS: &[ToolSpec] = &[
     ToolSpec {
         name: "add_memory_to_working_memory",
         title: "Remember for later",
-        description: "Add a memory to the current session; it is promoted to long-term memory in the background.",
+        description: "Remember a fact from this conversation: it is added to the session's memories and stored in long-term memory (same id), so later searches find it.",
         op: Some(&sch::SESSION_PUT_OP),
         args: Args::Own(&[
             SESSION_ARG,

@@ -196,6 +196,7 @@ pub async fn run(exec: &mut dyn Exec, ctx: &ToolCtx, t: &ToolSpec, mut args: Map
                 Err(f) => return Err(f),
             };
             let mut put = Map::new();
+            let mut promote = None;
             for k in ["messages", "memories", "data", "context", "user_id", "namespace", "ttl_seconds"] {
                 if let Some(v) = s.get_mut(k).map(Value::take).filter(|v| !v.is_null()) {
                     put.insert(k.into(), v);
@@ -214,12 +215,19 @@ pub async fn run(exec: &mut dyn Exec, ctx: &ToolCtx, t: &ToolSpec, mut args: Map
                 if put.get("memories").is_none() {
                     put.insert("memories".into(), json!([]));
                 }
+                let mut record = args.clone();
+                record.insert("session_id".into(), json!(sid));
+                promote = Some(record);
                 if let Some(Value::Array(list)) = put.get_mut("memories") {
                     list.push(Value::Object(args));
                 }
             }
             own_session_body(&mut put, ctx)?;
             let v = send(exec, ctx, "PUT", path, Vec::new(), Some(Value::Object(put))).await?;
+            // Promoted at once, under the same id: a retry overwrites, never doubles.
+            if let Some(record) = promote {
+                send(exec, ctx, "POST", "/v1/long-term-memory".into(), Vec::new(), Some(json!({ "memories": [record], "deduplicate": false }))).await?;
+            }
             Ok(if t.name == "update_working_memory_data" {
                 json!({ "session_id": v["session_id"], "data": v["data"] })
             } else {

@@ -75,6 +75,9 @@ fn sessions_prompts_decisions_and_the_ledger_through_the_tools() {
     call(&s, &ctx, "add_messages_to_working_memory", json!({ "messages": [{ "role": "assistant", "content": "noted" }] })).unwrap();
     let added = call(&s, &ctx, "add_memory_to_working_memory", json!({ "text": "The user likes trams" })).unwrap();
     assert_eq!(added["memories"], 1);
+    let found = call(&s, &ctx, "search_long_term_memory", json!({ "text": "trams", "search_mode": "keyword" })).unwrap();
+    assert_eq!(found["memories"][0]["text"], "The user likes trams", "promoted to long-term memory");
+    assert_eq!(found["memories"][0]["session_id"], "s1");
     call(&s, &ctx, "update_working_memory_data", json!({ "data": { "city": "Lisbon" } })).unwrap();
     let wm = call(&s, &ctx, "get_working_memory", json!({})).unwrap();
     assert_eq!(wm["messages"].as_array().unwrap().len(), 2);
