@@ -5,6 +5,7 @@
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
+import { execFile } from "node:child_process";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { startWranglerDev } from "../e2e/wrangler-dev.mjs";
@@ -87,7 +88,7 @@ test("the SDK client initializes, lists the full tool set and calls tools agains
   const t = structured(await client.callTool({ name: "ledger_transfer", arguments: { id: "t1", debit_account: "b", credit_account: "a", amount: "12.50" } }));
   assert.equal(t.result, "created");
   const balance = structured(await client.callTool({ name: "ledger_balance", arguments: { account_id: "a" } }));
-  assert.equal(typeof balance.balance ?? balance.credits_posted, typeof "");
+  assert.equal(balance.credits_posted, "12.50", JSON.stringify(balance));
   const asNumber = await client.callTool({ name: "ledger_transfer", arguments: { id: "t2", debit_account: "b", credit_account: "a", amount: 12.5 } });
   assert.equal(asNumber.isError, true);
   assert.equal(structured(asNumber).error.code, "invalid_input");
@@ -184,4 +185,12 @@ test("transport: sessions are required and bound to the key, DELETE ends one, GE
   await transport.terminateSession();
   assert.equal((await post(ping, { "mcp-session-id": sid })).status, 404, "a deleted session is gone");
   await client.close().catch(() => {});
+});
+
+test("examples/mcp-http.mjs runs against the Worker", async () => {
+  const r = await new Promise((resolve) =>
+    execFile(process.execPath, ["examples/mcp-http.mjs"], { cwd: ROOT, timeout: 60_000, env: { ...process.env, EDGEMEM_URL: worker.url, EDGEMEM_TOKEN: ACME } }, (err, stdout, stderr) => resolve({ code: err ? err.code ?? -1 : 0, stdout, stderr })),
+  );
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+  assert.match(r.stdout, /window seat/i);
 });
