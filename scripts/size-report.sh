@@ -26,10 +26,16 @@
 # AMS's summary views and tasks with their ops, routes and continuous
 # refresh) took them to 1,164 KB / 1,418 KB: a decision, recorded here and in
 # the issue's note. The model itself is an asset, not in the wasm.
+# Issue 15 (the full tool set on one schema table with its argument checks
+# and token ceiling, the MCP dispatcher with resources, the Worker's /mcp
+# with sessions and the tool pipeline through the front, field-naming
+# parse errors) took them to 1,201 KB / 1,466 KB: a decision, recorded here
+# and in the issue's note. The OpenAPI generator and the full table of 97
+# operations are native only and add nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-NPM_WASM_GZIP_BYTES_MAX=1200000
-WORKER_GZIP_BYTES_MAX=1450000
+NPM_WASM_GZIP_BYTES_MAX=1230000
+WORKER_GZIP_BYTES_MAX=1500000
 
 gz() { gzip -9c "$@" | wc -c; }
 npm_raw=$(wc -c < pkg/edgemem_bg.wasm)

@@ -6,6 +6,9 @@ import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
+import Ajv2020 from "ajv/dist/2020.js";
+import addFormats from "ajv-formats";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { startWranglerDev } from "../e2e/wrangler-dev.mjs";
@@ -193,4 +196,40 @@ test("examples/mcp-http.mjs runs against the Worker", async () => {
   );
   assert.equal(r.code, 0, r.stdout + r.stderr);
   assert.match(r.stdout, /window seat/i);
+});
+
+test("the Worker serves /openapi.json, and its own routes' answers match it", async () => {
+  const res = await fetch(new URL("openapi.json", worker.url));
+  assert.equal(res.status, 200);
+  assert.match(res.headers.get("content-type"), /application\/json/);
+  const doc = await res.json();
+  assert.deepEqual(doc, JSON.parse(readFileSync(new URL("../../www/openapi.json", import.meta.url), "utf8")));
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  addFormats(ajv);
+  ajv.addSchema(doc, "openapi");
+  const check = (path, method, status, body) => {
+    const ref = status === 200 ? `openapi#/paths/${path.replaceAll("/", "~1")}/${method}/responses/200/content/application~1json/schema` : "openapi#/components/schemas/Error";
+    const v = ajv.compile({ $ref: ref });
+    assert.ok(v(body), `${method} ${path} ${status}: ${JSON.stringify(v.errors)} for ${JSON.stringify(body)}`);
+  };
+  // The Worker's own routes, which the npm package does not serve.
+  const count = await rest("POST", "/v1/budget/count", { text: "hello world", model: "gpt-4o" }, ACME);
+  assert.equal(count.status, 200);
+  check("/v1/budget/count", "post", 200, count.json);
+  const build = await rest("POST", "/v1/budget/build", { model: "gpt-4o", slots: [{ name: "system", content: "hi", priority: 1 }] }, ACME);
+  assert.equal(build.status, 200);
+  check("/v1/budget/build", "post", 200, build.json);
+  const keys = await rest("GET", "/v1/admin/keys");
+  assert.equal(keys.status, 200);
+  check("/v1/admin/keys", "get", 200, keys.json);
+  const minted = await rest("POST", "/v1/admin/keys", { namespace: "docs", scopes: ["read"] });
+  check("/v1/admin/keys", "post", 200, minted.json);
+  const one = await rest("GET", `/v1/admin/keys/${minted.json.id}`);
+  check("/v1/admin/keys/{key_id}", "get", 200, one.json);
+  const bad = await rest("POST", "/v1/budget/count", { text: 5 }, ACME);
+  assert.equal(bad.status, 422);
+  check("/v1/budget/count", "post", 422, bad.json);
+  const call = await rest("POST", "/v1/tools/call", { name: "get_current_datetime", arguments: {} }, ACME);
+  assert.equal(call.status, 200);
+  check("/v1/tools/call", "post", 200, call.json);
 });
