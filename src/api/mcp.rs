@@ -220,10 +220,29 @@ async fn resources_read(exec: &mut dyn Exec, ctx: &ToolCtx, id: Value, params: &
             }
         }
     }
-    match tools::resolve(exec, &read_ctx, tool, json!({ key: arg })).await {
+    let read = if key == "session_id" {
+        // The route, not the tool: the tool answers a missing session as an empty one.
+        read_session(exec, ctx, arg).await
+    } else {
+        tools::resolve(exec, &read_ctx, tool, json!({ key: arg })).await
+    };
+    match read {
         Ok(v) => reply(id, json!({ "contents": [{ "uri": uri, "mimeType": "application/json", "text": v.to_string() }] })),
         Err(f) if f.code == "not_found" => error(id, code::RESOURCE_NOT_FOUND, format!("resource not found: {uri}"), Some(json!({ "uri": uri }))),
         Err(f) => error(id, code::INVALID_PARAMS, format!("{}: {}", f.code, f.detail), Some(json!({ "code": f.code }))),
+    }
+}
+
+/// A session as a resource: only one the bound user owns.
+async fn read_session(exec: &mut dyn Exec, ctx: &ToolCtx, id: &str) -> Result<Value, Failure> {
+    if crate::core::session::validate_id("session_id", id).is_err() {
+        return Err(Error::not_found("session", id).into());
+    }
+    let path = format!("/v1/working-memory/{}", tools::encode_segment(id));
+    let v = exec.call("GET", path, Vec::new(), Vec::new()).await?;
+    match &ctx.user_id {
+        Some(u) if v.get("user_id").and_then(Value::as_str) != Some(u.as_str()) => Err(Error::not_found("session", id).into()),
+        _ => Ok(v),
     }
 }
 

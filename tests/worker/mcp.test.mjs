@@ -113,7 +113,7 @@ test("bad tool input is an isError result with edgemem's code; an unknown tool i
     ["search_long_term_memory", { limit: "ten" }, "invalid_input"],
     ["search_long_term_memory", { surprise: 1 }, "invalid_input"],
     ["create_long_term_memories", { memories: [{ topics: ["no text"] }] }, "invalid_input"],
-    ["get_working_memory", { session_id: "missing-session" }, "not_found"],
+    ["get_long_term_memory", { memory_id: "missing-memory" }, "not_found"],
     ["count_tokens", { text: "x", model: "no-such-model" }, "invalid_input"],
   ]) {
     const r = await client.callTool({ name, arguments: args });

@@ -24,6 +24,7 @@ use serde_json::{json, Map, Value};
 
 pub use exec::{Exec, Failure, StoreExec};
 pub use run::allowed_names;
+pub(crate) use run::enc as encode_segment;
 
 use crate::api::schema::{self as sch, opt, req, Op, F, S};
 use crate::core::error::{Error, Result};
@@ -38,6 +39,9 @@ pub enum Args {
     One { wrap: &'static str },
     /// Its own fields (tools that are not routes, or that merge).
     Own(&'static [F]),
+    /// Its own fields, then those of the object `plus` less `except` (AMS's
+    /// flat `memory_prompt`: the search's filters beside the prompt's).
+    OwnPlus { own: &'static [F], plus: &'static S, except: &'static [&'static str] },
 }
 
 /// One tool.
@@ -54,6 +58,12 @@ pub struct ToolSpec {
     pub alias: Option<&'static str>,
 }
 
+/// Arguments AMS's MCP search takes that edgemem accepts and ignores: it
+/// never rewrites a query, and its recency re-rank always runs server-side.
+const OPTIMIZE_QUERY: F = opt("optimize_query", S::Bool, "accepted for AMS compatibility; edgemem does not rewrite queries");
+const SERVER_SIDE_RECENCY: F = opt("server_side_recency", S::Bool, "accepted for AMS compatibility; the recency re-rank runs server-side");
+const AMS_SEARCH_EXTRAS: &[F] = &[OPTIMIZE_QUERY, SERVER_SIDE_RECENCY];
+
 const SESSION_ARG: F = opt("session_id", S::Id, "the session; defaults to the one the caller bound");
 const MODEL_ARG: F = opt("model", S::Str(128), "count in this model's encoding (default cl100k_base)");
 
@@ -64,7 +74,7 @@ pub const TOOLS: &[ToolSpec] = &[
         title: "Search long-term memory",
         description: "Search long-term memory for facts, preferences and past events: semantic, keyword or hybrid, with filters on topics, entities, memory type and time.",
         op: Some(&sch::LTM_SEARCH),
-        args: Args::Route { query: &[], omit: &["namespace", "fields"], extra: &[] },
+        args: Args::Route { query: &[], omit: &[], extra: AMS_SEARCH_EXTRAS },
         read_only: true,
         alias: None,
     },
@@ -91,7 +101,7 @@ pub const TOOLS: &[ToolSpec] = &[
         title: "Edit a long-term memory",
         description: "Correct or update one long-term memory by id: its text, topics, entities, type or event date.",
         op: Some(&sch::LTM_PATCH),
-        args: Args::Route { query: &[], omit: &["namespace"], extra: &[] },
+        args: Args::Route { query: &[], omit: &[], extra: &[] },
         read_only: false,
         alias: None,
     },
@@ -125,7 +135,7 @@ pub const TOOLS: &[ToolSpec] = &[
         title: "Read the session",
         description: "Read the current session: its running summary, recent messages, memories and data.",
         op: Some(&sch::SESSION_GET),
-        args: Args::Route { query: &["model_name", "context_window_max", "recent_messages_limit"], omit: &[], extra: &[] },
+        args: Args::Route { query: &["model_name", "context_window_max", "recent_messages_limit", "namespace", "user_id"], omit: &[], extra: &[] },
         read_only: true,
         alias: None,
     },
@@ -134,7 +144,7 @@ pub const TOOLS: &[ToolSpec] = &[
         title: "Replace the session",
         description: "Create or replace the session's messages, memories, summary and data (compacted past the model's window).",
         op: Some(&sch::SESSION_PUT_OP),
-        args: Args::Route { query: &["model_name", "context_window_max"], omit: &["namespace"], extra: &[] },
+        args: Args::Route { query: &["model_name", "context_window_max"], omit: &[], extra: &[] },
         read_only: false,
         alias: None,
     },
@@ -161,13 +171,20 @@ pub const TOOLS: &[ToolSpec] = &[
         title: "Build a prompt with memory",
         description: "Build the model prompt for a query: the session's summary and recent turns, then relevant long-term memories, then the query.",
         op: Some(&sch::MEMORY_PROMPT_OP),
-        args: Args::Own(&[
-            req("query", S::Str(limits::QUERY_TEXT_BYTES_MAX), "the user's message"),
-            SESSION_ARG,
-            opt("model_name", S::Str(128), "fit the session into this model's window"),
-            opt("context_window_max", S::Int(limits::HISTORY_WINDOW_TOKENS_MIN as i64, limits::WINDOW_TOKENS_MAX as i64), ""),
-            opt("long_term_search", S::OneOf(&[S::Bool, sch::SEARCH_BODY]), "true (default), false, or a search whose text defaults to the query"),
-        ]),
+        args: Args::OwnPlus {
+            own: &[
+                req("query", S::Str(limits::QUERY_TEXT_BYTES_MAX), "the user's message"),
+                opt("session_id", S::OneOf(&[S::Id, S::Obj(&[req("eq", S::Id, "")], false)]), "the session whose summary and turns lead the prompt (an id, or AMS's {eq: id}); defaults to the bound one"),
+                opt("model_name", S::Str(128), "fit the session into this model's window"),
+                opt("context_window_max", S::Int(limits::HISTORY_WINDOW_TOKENS_MIN as i64, limits::WINDOW_TOKENS_MAX as i64), ""),
+                opt("include_long_term_search", S::Bool, "search long-term memory with the query (default true)"),
+                opt("long_term_search", S::OneOf(&[S::Bool, sch::SEARCH_BODY]), "edgemem's form: true, false, or a search whose text defaults to the query"),
+                OPTIMIZE_QUERY,
+                SERVER_SIDE_RECENCY,
+            ],
+            plus: &sch::SEARCH_BODY,
+            except: &["text", "session_id", "fields", "ef"],
+        },
         read_only: true,
         alias: None,
     },
@@ -254,6 +271,12 @@ pub fn fields(t: &ToolSpec) -> Vec<&'static F> {
     };
     match (&t.args, t.op) {
         (Args::Own(f), _) => f.iter().collect(),
+        (Args::OwnPlus { own, plus, except }, _) => {
+            let mut out: Vec<&'static F> = own.iter().collect();
+            let more: Vec<&'static F> = obj_fields(Some(plus)).into_iter().filter(|f| !except.contains(&f.name) && !own.iter().any(|o| o.name == f.name)).collect();
+            out.extend(more);
+            out
+        }
         (Args::One { wrap }, Some(op)) => match obj_fields(op.body).into_iter().find(|f| f.name == *wrap).map(|f| &f.s) {
             Some(S::Arr(item, _)) => obj_fields(Some(item)),
             _ => Vec::new(),

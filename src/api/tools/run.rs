@@ -34,7 +34,7 @@ pub async fn allowed(exec: &mut dyn Exec, ctx: &ToolCtx, t: &ToolSpec) -> R<()> 
 }
 
 /// Percent-encodes a path segment.
-fn enc(s: &str) -> String {
+pub(crate) fn enc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for b in s.bytes() {
         if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
@@ -52,7 +52,8 @@ fn body(v: &Value) -> Vec<u8> {
 
 /// The session: the argument, else the bound one; never a different one.
 fn session(args: &mut Map<String, Value>, ctx: &ToolCtx) -> Result<String> {
-    let given = args.remove("session_id").and_then(|v| v.as_str().map(str::to_owned));
+    // An id, or AMS's filter form `{"eq": id}`.
+    let given = args.remove("session_id").and_then(|v| v.as_str().or_else(|| v["eq"].as_str()).map(str::to_owned));
     match (given, &ctx.session_id) {
         (Some(g), Some(bound)) if &g != bound => Err(Error::invalid("session_id", format!("this tool is bound to session {bound:?}"))),
         (Some(g), _) => Ok(g),
@@ -119,6 +120,7 @@ fn str_arg(args: &Map<String, Value>, name: &str) -> String {
 pub async fn run(exec: &mut dyn Exec, ctx: &ToolCtx, t: &ToolSpec, mut args: Map<String, Value>) -> R<Value> {
     match t.name {
         "search_long_term_memory" => {
+            strip_ams_extras(&mut args);
             own_search(&mut args, ctx)?;
             send(exec, ctx, "POST", "/v1/long-term-memory/search".into(), Vec::new(), Some(Value::Object(args))).await
         }
@@ -165,8 +167,17 @@ pub async fn run(exec: &mut dyn Exec, ctx: &ToolCtx, t: &ToolSpec, mut args: Map
         }
         "get_working_memory" => {
             let sid = session(&mut args, ctx)?;
+            if let (Some(bound), Some(given)) = (&ctx.user_id, args.get("user_id")) {
+                if given.as_str() != Some(bound) {
+                    return Err(Error::invalid("user_id", format!("this tool is bound to user {bound:?}")).into());
+                }
+            }
             let query = query_of(&args);
-            send(exec, ctx, "GET", format!("/v1/working-memory/{}", enc(&sid)), query, None).await
+            match send(exec, ctx, "GET", format!("/v1/working-memory/{}", enc(&sid)), query, None).await {
+                // AMS's tool answers a session not yet written as an empty one.
+                Err(f) if f.code == "not_found" => Ok(json!({ "session_id": sid, "messages": [], "memories": [], "context": null, "data": null })),
+                other => other,
+            }
         }
         "set_working_memory" => {
             let sid = session(&mut args, ctx)?;
@@ -237,30 +248,52 @@ pub async fn run(exec: &mut dyn Exec, ctx: &ToolCtx, t: &ToolSpec, mut args: Map
         "memory_prompt" => {
             let query = args.remove("query").unwrap_or(Value::Null);
             let mut b = json!({ "query": query });
-            let sid = session(&mut args, ctx).ok();
+            let sid = match (args.get("session_id"), &ctx.session_id) {
+                (None, None) => None,
+                _ => Some(session(&mut args, ctx)?),
+            };
+            let include = !matches!(args.remove("include_long_term_search"), Some(Value::Bool(false)));
+            let given = args.remove("long_term_search");
+            let mut session_fields = Map::new();
+            for k in ["model_name", "context_window_max"] {
+                if let Some(v) = args.remove(k) {
+                    session_fields.insert(k.into(), v);
+                }
+            }
+            strip_ams_extras(&mut args);
+            // What is left are AMS's flat search fields.
+            let mut search = match given {
+                Some(Value::Bool(false)) => None,
+                Some(Value::Object(o)) => Some(o),
+                _ => Some(Map::new()),
+            };
+            if !include {
+                search = None;
+            }
+            if let Some(s) = &mut search {
+                for (k, v) in std::mem::take(&mut args) {
+                    s.insert(k, v);
+                }
+                own_search(s, ctx)?;
+            }
             if let Some(sid) = sid {
                 let mut s = json!({ "session_id": sid });
-                for k in ["model_name", "context_window_max"] {
-                    if let Some(v) = args.remove(k) {
-                        s[k] = v;
-                    }
+                for (k, v) in session_fields {
+                    s[k] = v;
                 }
-                if let Some(u) = &ctx.user_id {
+                let user = ctx.user_id.clone().or_else(|| search.as_ref().and_then(|q| q.get("user_id")).and_then(|u| u["eq"].as_str()).map(str::to_owned));
+                if let Some(u) = user {
                     s["user_id"] = json!(u);
                 }
                 if let Some(n) = &ctx.namespace {
                     s["namespace"] = json!(n);
                 }
                 b["session"] = s;
+            } else if search.is_none() {
+                return Err(Error::invalid("session_id", "name a session or keep include_long_term_search").into());
             }
-            let mut search = match args.remove("long_term_search") {
-                Some(Value::Bool(false)) => None,
-                Some(Value::Object(o)) => Some(o),
-                _ => Some(Map::new()),
-            };
-            if let Some(s) = &mut search {
-                own_search(s, ctx)?;
-                b["long_term_search"] = Value::Object(std::mem::take(s));
+            if let Some(s) = search {
+                b["long_term_search"] = Value::Object(s);
             }
             send(exec, ctx, "POST", "/v1/memory/prompt".into(), Vec::new(), Some(b)).await
         }
@@ -318,6 +351,12 @@ pub async fn run(exec: &mut dyn Exec, ctx: &ToolCtx, t: &ToolSpec, mut args: Map
         }
         other => Err(Error::Internal { detail: format!("tool {other} has no executor") }.into()),
     }
+}
+
+/// Drops the AMS search arguments edgemem accepts and ignores.
+fn strip_ams_extras(args: &mut Map<String, Value>) {
+    args.remove("optimize_query");
+    args.remove("server_side_recency");
 }
 
 /// A session body's owner fields under the bound context.

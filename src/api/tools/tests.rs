@@ -43,7 +43,14 @@ fn every_tool_renders_in_every_format_with_a_closed_object_schema() {
     let mcp = schemas("mcp", |_| true).unwrap();
     let search = mcp.as_array().unwrap().iter().find(|t| t["name"] == "search_long_term_memory").unwrap();
     assert_eq!(search["inputSchema"]["properties"]["search_mode"]["enum"], json!(["semantic", "keyword", "hybrid"]));
-    assert!(search["inputSchema"]["properties"].get("namespace").is_none(), "the tenant is bound, not an argument");
+    // AMS's argument names and shapes: filters as objects, its extras accepted.
+    assert_eq!(search["inputSchema"]["properties"]["namespace"]["type"], json!(["object", "null"]));
+    assert_eq!(search["inputSchema"]["properties"]["optimize_query"]["type"], "boolean");
+    let prompt = mcp.as_array().unwrap().iter().find(|t| t["name"] == "memory_prompt").unwrap();
+    for flat in ["topics", "user_id", "search_mode", "limit", "include_long_term_search", "created_at"] {
+        assert!(prompt["inputSchema"]["properties"].get(flat).is_some(), "memory_prompt lacks AMS's flat {flat}");
+    }
+    assert_eq!(prompt["inputSchema"]["required"], json!(["query"]));
     let transfer = mcp.as_array().unwrap().iter().find(|t| t["name"] == "ledger_transfer").unwrap();
     assert_eq!(transfer["inputSchema"]["properties"]["amount"]["type"], "string");
     assert!(schemas("gemini", |_| true).is_err());
@@ -190,4 +197,23 @@ fn the_allow_list_applies_to_the_bound_agent() {
     let ctx = ToolCtx { agent_id: Some("a1".into()), ..Default::default() };
     assert!(call(&s, &ctx, "get_current_datetime", json!({})).is_ok());
     assert_eq!(call(&s, &ctx, "count_tokens", json!({ "text": "x" })).unwrap_err().code, "tool_not_allowed");
+}
+
+#[test]
+fn ams_shaped_calls_work_as_ams_documents_them() {
+    let s = store();
+    let ctx = ToolCtx::default();
+    // A session never written reads as an empty one, as AMS's tool answers.
+    let empty = call(&s, &ctx, "get_working_memory", json!({ "session_id": "fresh" })).unwrap();
+    assert_eq!((empty["session_id"].as_str(), empty["messages"].as_array().map(Vec::len)), (Some("fresh"), Some(0)));
+    call(&s, &ctx, "create_long_term_memories", json!({ "memories": [{ "text": "Ana's favourite colour is teal", "user_id": "ana", "topics": ["preferences"] }] })).unwrap();
+    call(&s, &ctx, "set_working_memory", json!({ "session_id": "s9", "messages": [{ "role": "user", "content": "hello" }], "namespace": null, "user_id": "ana", "ttl_seconds": 3600 })).unwrap();
+    // memory_prompt with AMS's flat filters and its {eq} session.
+    let p = call(&s, &ctx, "memory_prompt", json!({ "query": "what is my favourite colour?", "session_id": { "eq": "s9" }, "user_id": { "eq": "ana" }, "topics": { "any": ["preferences"] }, "search_mode": "keyword", "limit": 5, "optimize_query": false })).unwrap();
+    assert!(p.to_string().contains("teal"), "{p}");
+    let session_only = call(&s, &ctx, "memory_prompt", json!({ "query": "hi", "session_id": "s9", "include_long_term_search": false })).unwrap();
+    assert!(!session_only.to_string().contains("teal"));
+    assert_eq!(call(&s, &ctx, "memory_prompt", json!({ "query": "hi", "include_long_term_search": false })).unwrap_err().code, "invalid_input");
+    let found = call(&s, &ctx, "search_long_term_memory", json!({ "text": "colour", "search_mode": "keyword", "optimize_query": true, "user_id": { "eq": "ana" } })).unwrap();
+    assert_eq!(found["memories"][0]["text"], "Ana's favourite colour is teal");
 }
