@@ -5,23 +5,28 @@ import type { CountTokens, Memory, SearchQueryFields } from "./index.js";
 
 /** The context a tool call runs in; bound into every `execute`. */
 export interface MemoryToolsContext {
-  /** Filters the tools by the agent's allow-list, and is passed to the resolver. */
+  /** Whose tool allow-list applies when a tool runs (`tool_not_allowed`). */
   agentId?: string;
+  /** The session a session tool uses when the model names none; another is refused. */
   sessionId?: string;
+  /** Records are written for, and reads limited to, this user. */
   userId?: string;
+  /** The tenant namespace; naming another is `namespace_forbidden`. */
   namespace?: string;
-  /** The `toolSchemas` format read; default `"anthropic"` (`input_schema`). `inputSchema` (MCP) and `parameters` (OpenAI) are read too. */
-  format?: "anthropic" | "openai" | "mcp";
+  /** The token ceiling on one tool result (default 4,000). */
+  resultTokensMax?: number;
+  /** Only these tools (default: all). */
+  only?: string[];
 }
 
 /**
  * The memory tools as AI SDK tools, keyed by name, with zod input schemas
- * converted from `memory.toolSchemas()`. Async, because the schemas come
- * from the Memory: `generateText({ tools: await memoryTools(memory, ctx) })`.
- * Each `execute` is `memory.resolveFunctionCall(name, args, ctx)`; its
- * errors (an `EdgememError` with `.code`) become the AI SDK's tool errors.
+ * converted from edgemem's one tool table. Synchronous:
+ * `generateText({ tools: memoryTools(memory, ctx) })`. Each `execute` is
+ * `memory.resolveFunctionCall(name, args, ctx)`; its errors (an
+ * `EdgememError` with `.code`) become the AI SDK's tool errors.
  */
-export function memoryTools(memory: Memory, ctx?: MemoryToolsContext): Promise<Record<string, Tool>>;
+export function memoryTools(memory: Memory, ctx?: MemoryToolsContext): Record<string, Tool>;
 
 /**
  * JSON Schema (the subset the tool table uses) to zod. What it does not

@@ -10,6 +10,7 @@
 //
 // Plain ESM without top-level await, so `require("edgemem/ai")` works on
 // Node >= 20.19. `ai` (6 or 7) and `zod` (4) are peer dependencies.
+import { TOOL_SCHEMAS } from "./tool_schemas.js";
 import { tool } from "ai";
 import { z } from "zod";
 import { EdgememError, fitsContext, model as modelInfo } from "./index.js";
@@ -159,32 +160,29 @@ function checkMemory(memory, methods) {
 }
 
 /**
- * The memory tools as AI SDK tools: `{ [name]: tool({description,
- * inputSchema, execute}) }`, from `memory.toolSchemas()` (filtered by the
- * agent's allow-list). Async, because the schemas come from the Memory:
- * `generateText({ tools: await memoryTools(memory, ctx) })`.
- *
- * `execute(args)` is `memory.resolveFunctionCall(name, args, {agentId,
- * sessionId, userId, namespace})` with `ctx` bound; edgemem's errors (with
- * `.code`) propagate, so the AI SDK reports a tool error to the model.
+ * The memory tools as AI SDK `tool()`s, keyed by name, with zod input
+ * schemas converted from edgemem's one tool table (`tool_schemas.js`, which
+ * tests/registry.rs generates from the Rust table). Synchronous: pass it
+ * straight to `generateText({ tools })`. Each `execute` runs
+ * `memory.resolveFunctionCall` bound to `ctx` (`{agentId, sessionId,
+ * userId, namespace, resultTokensMax}`): the model's arguments may fill in
+ * what the context leaves open, never contradict it. `ctx.only` keeps just
+ * the named tools; the agent's allow-list is applied when a tool runs
+ * (`tool_not_allowed`).
  */
-export async function memoryTools(memory, ctx = {}) {
-  checkMemory(memory, ["toolSchemas", "resolveFunctionCall"]);
+export function memoryTools(memory, ctx = {}) {
+  checkMemory(memory, ["resolveFunctionCall"]);
   if (ctx === null || typeof ctx !== "object") throw new EdgememError("invalid_input", "invalid ctx: must be an object");
-  const { agentId, sessionId, userId, namespace } = ctx;
-  const bound = { agentId, sessionId, userId, namespace };
-  // "anthropic" answers {name, description, input_schema} today; "mcp" will
-  // answer {name, title, description, inputSchema}: either is read.
-  const schemas = await memory.toolSchemas({ format: ctx.format ?? "anthropic", agentId });
+  const { agentId, sessionId, userId, namespace, resultTokensMax, only } = ctx;
+  if (only !== undefined && !(Array.isArray(only) && only.every((n) => typeof n === "string"))) throw new EdgememError("invalid_input", "invalid ctx.only: must be an array of tool names");
+  const bound = { agentId, sessionId, userId, namespace, resultTokensMax };
   const tools = {};
-  for (const entry of schemas) {
-    const fn = entry?.function ?? entry;
-    const name = fn?.name;
-    if (typeof name !== "string") continue;
-    const source = fn.input_schema ?? fn.inputSchema ?? fn.parameters ?? { type: "object" };
+  for (const entry of TOOL_SCHEMAS) {
+    if (only && !only.includes(entry.name)) continue;
+    const name = entry.name;
     tools[name] = tool({
-      description: fn.description ?? fn.title ?? name,
-      inputSchema: jsonSchemaToZod(source),
+      description: entry.description,
+      inputSchema: jsonSchemaToZod(entry.inputSchema),
       execute: (args) => memory.resolveFunctionCall(name, args, bound),
     });
   }

@@ -309,8 +309,10 @@ test("every tool schema survives JSON Schema -> zod -> JSON Schema (types, requi
     const source = s.input_schema ?? s.inputSchema;
     agree(source, roundTrip(source), s.name);
   }
-  // The tools hold the same zod schemas.
-  const tools = await memoryTools(memory);
+  // The tools hold the same zod schemas, synchronously, from the generated table.
+  const tools = memoryTools(memory);
+  assert.ok(!(tools instanceof Promise));
+  assert.deepEqual(Object.keys(memoryTools(memory, { only: ["count_tokens", "ledger_transfer"] })).sort(), ["count_tokens", "ledger_transfer"]);
   assert.deepEqual(Object.keys(tools).sort(), schemas.map((s) => s.name).sort());
   for (const s of schemas) agree(s.input_schema ?? s.inputSchema, z.toJSONSchema(tools[s.name].inputSchema, { io: "input" }), `tool ${s.name}`);
 });
@@ -377,6 +379,11 @@ test("the converter covers the keywords the table may use, and falls back to unk
 });
 
 test("memoryTools refuses something that is not a Memory", async () => {
-  await rejectsWith(memoryTools({}), "invalid_input");
+  assert.throws(() => memoryTools({}), (err) => err.code === "invalid_input");
+  assert.throws(() => memoryTools(fakeMemoryForTools(), { only: "search" }), (err) => err.code === "invalid_input");
   assert.throws(() => memoryMiddleware(null), (err) => err.code === "invalid_input");
 });
+
+function fakeMemoryForTools() {
+  return { resolveFunctionCall: async () => ({}) };
+}
