@@ -51,7 +51,7 @@ for await (const delta of stream.textStream) streamed += delta;
 console.log("streamed:", streamed);
 
 // 3. The memory tools, executed by edgemem.
-const tools = await memoryTools(memory, { sessionId: "trip", userId: "ana", agentId: "travel" });
+const tools = memoryTools(memory, { sessionId: "trip", userId: "ana", agentId: "travel" });
 const withTools = await generateText({ model, tools, stopWhen: stepCountIs(3), prompt: "What time is it?" });
 console.log("tool result:", JSON.stringify(withTools.steps[0].toolResults[0].output), "->", withTools.text);
 
