@@ -103,7 +103,8 @@ pub const ROUTES: &[Route] = &[
     r("prompt", &[("POST", Read)]),
     r("memory/prompt", &[("POST", Read)]),
     r("tools/schemas", &[("GET", Read)]),
-    r("tools/call", &[("POST", Write)]),
+    // Each tool then needs its own route's scope (the Worker checks it per call).
+    r("tools/call", &[("POST", Read)]),
     // The Worker's own.
     w("budget/count", &[("POST", Read)]),
     w("budget/build", &[("POST", Read)]),

@@ -144,6 +144,13 @@ test("a tenant's client sees only its namespace: naming another is refused, noth
   const write = await reader.client.callTool({ name: "create_long_term_memories", arguments: { memories: [{ text: "y" }] } });
   assert.equal(structured(write).error.code, "scope_forbidden");
   for (const c of [acme, globex, reader]) await c.client.close();
+  // Over REST as well: /v1/tools/call needs read, then each tool its route's scope.
+  const restRead = await rest("POST", "/v1/tools/call", { name: "get_current_datetime", arguments: {} }, READER);
+  assert.equal(restRead.status, 200, JSON.stringify(restRead.json));
+  const restWrite = await rest("POST", "/v1/tools/call", { name: "create_long_term_memories", arguments: { memories: [{ text: "z" }] } }, READER);
+  assert.deepEqual([restWrite.status, restWrite.json.code], [403, "scope_forbidden"]);
+  const restForeign = await rest("POST", "/v1/tools/call", { name: "get_current_datetime", arguments: {}, namespace: "globex" }, ACME);
+  assert.deepEqual([restForeign.status, restForeign.json.code], [403, "namespace_forbidden"]);
 });
 
 test("a long search result stays under the token ceiling, cut by whole items with a marker", async () => {
