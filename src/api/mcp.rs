@@ -210,21 +210,16 @@ async fn resources_read(exec: &mut dyn Exec, ctx: &ToolCtx, id: Value, params: &
     } else {
         return error(id, code::RESOURCE_NOT_FOUND, format!("resource not found: {uri}"), Some(json!({ "uri": uri })));
     };
-    // A resource read is its tool's call, with the same context rules.
-    let mut read_ctx = ctx.clone();
-    if key == "session_id" {
-        read_ctx.session_id = None;
-        if let Some(bound) = &ctx.session_id {
-            if bound != arg {
-                return error(id, code::RESOURCE_NOT_FOUND, format!("resource not found: {uri}"), Some(json!({ "uri": uri })));
-            }
-        }
-    }
     let read = if key == "session_id" {
+        // Only the bound session, if one is bound.
+        if ctx.session_id.as_deref().is_some_and(|bound| bound != arg) {
+            return error(id, code::RESOURCE_NOT_FOUND, format!("resource not found: {uri}"), Some(json!({ "uri": uri })));
+        }
         // The route, not the tool: the tool answers a missing session as an empty one.
         read_session(exec, ctx, arg).await
     } else {
-        tools::resolve(exec, &read_ctx, tool, json!({ key: arg })).await
+        // A memory read is its tool's call, with the same context rules.
+        tools::resolve(exec, ctx, tool, json!({ key: arg })).await
     };
     match read {
         Ok(v) => reply(id, json!({ "contents": [{ "uri": uri, "mimeType": "application/json", "text": v.to_string() }] })),

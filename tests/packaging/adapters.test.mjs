@@ -28,7 +28,7 @@ import { promisify } from "node:util";
 import { chromium } from "playwright-core";
 import { build, createServer, preview } from "vite";
 import { Miniflare } from "miniflare";
-import { packPkg, root } from "./pack.mjs";
+import { packPkg, reportAt, root } from "./pack.mjs";
 import { CHROMIUM_ARGS } from "../e2e/harness.mjs";
 
 const run = promisify(execFile);
@@ -408,21 +408,7 @@ async function launch() {
 }
 
 /** Opens `url`; returns what main.js reported, plus 4xx/5xx responses and page errors. */
-async function resultAt(url) {
-  const page = await (await launch()).newPage();
-  const problems = [];
-  page.on("pageerror", (err) => problems.push(`pageerror: ${err.message}`));
-  page.on("response", (res) => {
-    if (res.status() >= 400) problems.push(`HTTP ${res.status()} ${res.url()}`);
-  });
-  try {
-    await page.goto(url);
-    await page.waitForFunction(() => window.__edgemem !== undefined, null, { timeout: 30_000 });
-    return { result: await page.evaluate(() => window.__edgemem), problems };
-  } finally {
-    await page.close();
-  }
-}
+const resultAt = async (url) => reportAt(await launch(), url, 30_000);
 
 test("vite build + vite preview: edgemem, edgemem/ai and edgemem/langchain in Chromium", { timeout: 90_000 }, async () => {
   const outDir = join(work, "dist");

@@ -22,3 +22,23 @@ export function packPkg(prefix = "edgemem-pack-") {
   const [info] = JSON.parse(out);
   return { dir, tarball: join(dir, info.filename), files: info.files.map((f) => f.path) };
 }
+
+/**
+ * Opens `url` in `browser` and returns what the app's main.js reported on
+ * `window.__edgemem`, plus any 4xx/5xx responses and page errors.
+ */
+export async function reportAt(browser, url, timeoutMs) {
+  const page = await browser.newPage();
+  const problems = [];
+  page.on("pageerror", (err) => problems.push(`pageerror: ${err.message}`));
+  page.on("response", (res) => {
+    if (res.status() >= 400) problems.push(`HTTP ${res.status()} ${res.url()}`);
+  });
+  try {
+    await page.goto(url);
+    await page.waitForFunction(() => window.__edgemem !== undefined, null, { timeout: timeoutMs });
+    return { result: await page.evaluate(() => window.__edgemem), problems };
+  } finally {
+    await page.close();
+  }
+}

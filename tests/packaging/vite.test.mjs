@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { chromium } from "playwright-core";
 import { build, createServer, preview } from "vite";
-import { packPkg } from "./pack.mjs";
+import { packPkg, reportAt } from "./pack.mjs";
 import { CHROMIUM_ARGS } from "../e2e/harness.mjs";
 
 const TEXT = "Tokens under Vite: naïve café, 東京, emoji 🎉 and code `let x = 42;`";
@@ -74,21 +74,7 @@ after(async () => {
 });
 
 /** Opens `url` and returns what the app's main.js reported, plus any 4xx/5xx responses and page errors. */
-async function countTokensAt(url) {
-  const page = await browser.newPage();
-  const problems = [];
-  page.on("pageerror", (err) => problems.push(`pageerror: ${err.message}`));
-  page.on("response", (res) => {
-    if (res.status() >= 400) problems.push(`HTTP ${res.status()} ${res.url()}`);
-  });
-  try {
-    await page.goto(url);
-    await page.waitForFunction(() => window.__edgemem !== undefined, null, { timeout: 20_000 });
-    return { result: await page.evaluate(() => window.__edgemem), problems };
-  } finally {
-    await page.close();
-  }
-}
+const countTokensAt = (url) => reportAt(browser, url, 20_000);
 
 function assertCounts({ result, problems }) {
   assert.equal(result.error, undefined, `the app failed: ${result.error}\n${problems.join("\n")}`);

@@ -33,8 +33,8 @@ use crate::core::limits;
 /// What a tool takes, beyond nothing.
 pub enum Args {
     /// The operation's path fields, the named query fields and the fields
-    /// of its body object, less `omit` (context-bound), plus `extra`.
-    Route { query: &'static [&'static str], omit: &'static [&'static str], extra: &'static [F] },
+    /// of its body object, plus `extra`.
+    Route { query: &'static [&'static str], extra: &'static [F] },
     /// One item of the body's `wrap` array: the item's fields.
     One { wrap: &'static str },
     /// Its own fields (tools that are not routes, or that merge).
@@ -74,7 +74,7 @@ pub const TOOLS: &[ToolSpec] = &[
         title: "Search long-term memory",
         description: "Search long-term memory for facts, preferences and past events: semantic, keyword or hybrid, with filters on topics, entities, memory type and time.",
         op: Some(&sch::LTM_SEARCH),
-        args: Args::Route { query: &[], omit: &[], extra: AMS_SEARCH_EXTRAS },
+        args: Args::Route { query: &[], extra: AMS_SEARCH_EXTRAS },
         read_only: true,
         alias: None,
     },
@@ -83,7 +83,7 @@ pub const TOOLS: &[ToolSpec] = &[
         title: "Create long-term memories",
         description: "Store facts, preferences or events in long-term memory. Each memory is one self-contained statement; duplicates are skipped.",
         op: Some(&sch::LTM_CREATE),
-        args: Args::Route { query: &[], omit: &[], extra: &[] },
+        args: Args::Route { query: &[], extra: &[] },
         read_only: false,
         alias: None,
     },
@@ -92,7 +92,7 @@ pub const TOOLS: &[ToolSpec] = &[
         title: "Read a long-term memory",
         description: "Read one long-term memory by its id.",
         op: Some(&sch::LTM_GET),
-        args: Args::Route { query: &[], omit: &[], extra: &[] },
+        args: Args::Route { query: &[], extra: &[] },
         read_only: true,
         alias: None,
     },
@@ -101,7 +101,7 @@ pub const TOOLS: &[ToolSpec] = &[
         title: "Edit a long-term memory",
         description: "Correct or update one long-term memory by id: its text, topics, entities, type or event date.",
         op: Some(&sch::LTM_PATCH),
-        args: Args::Route { query: &[], omit: &[], extra: &[] },
+        args: Args::Route { query: &[], extra: &[] },
         read_only: false,
         alias: None,
     },
@@ -110,7 +110,7 @@ pub const TOOLS: &[ToolSpec] = &[
         title: "Delete long-term memories",
         description: "Delete long-term memories by id.",
         op: Some(&sch::LTM_DELETE),
-        args: Args::Route { query: &["memory_ids"], omit: &[], extra: &[] },
+        args: Args::Route { query: &["memory_ids"], extra: &[] },
         read_only: false,
         alias: None,
     },
@@ -135,7 +135,7 @@ pub const TOOLS: &[ToolSpec] = &[
         title: "Read the session",
         description: "Read the current session: its running summary, recent messages, memories and data.",
         op: Some(&sch::SESSION_GET),
-        args: Args::Route { query: &["model_name", "context_window_max", "recent_messages_limit", "namespace", "user_id"], omit: &[], extra: &[] },
+        args: Args::Route { query: &["model_name", "context_window_max", "recent_messages_limit", "namespace", "user_id"], extra: &[] },
         read_only: true,
         alias: None,
     },
@@ -144,7 +144,7 @@ pub const TOOLS: &[ToolSpec] = &[
         title: "Replace the session",
         description: "Create or replace the session's messages, memories, summary and data (compacted past the model's window).",
         op: Some(&sch::SESSION_PUT_OP),
-        args: Args::Route { query: &["model_name", "context_window_max"], omit: &[], extra: &[] },
+        args: Args::Route { query: &["model_name", "context_window_max"], extra: &[] },
         read_only: false,
         alias: None,
     },
@@ -153,7 +153,7 @@ pub const TOOLS: &[ToolSpec] = &[
         title: "Append messages",
         description: "Append messages to the session's history.",
         op: Some(&sch::MESSAGES_POST),
-        args: Args::Route { query: &[], omit: &[], extra: &[] },
+        args: Args::Route { query: &[], extra: &[] },
         read_only: false,
         alias: None,
     },
@@ -225,7 +225,7 @@ pub const TOOLS: &[ToolSpec] = &[
         title: "Account balance",
         description: "Read a ledger account's balances as exact decimal strings.",
         op: Some(&sch::ACCOUNT_GET),
-        args: Args::Route { query: &[], omit: &[], extra: &[] },
+        args: Args::Route { query: &[], extra: &[] },
         read_only: true,
         alias: Some("get_account_balance"),
     },
@@ -243,7 +243,7 @@ pub const TOOLS: &[ToolSpec] = &[
         title: "Log a decision",
         description: "Append an observation, reasoning step, decision, action, offer or error to the session's decision log.",
         op: Some(&sch::DECISIONS_POST),
-        args: Args::Route { query: &[], omit: &[], extra: &[] },
+        args: Args::Route { query: &[], extra: &[] },
         read_only: false,
         alias: None,
     },
@@ -281,28 +281,17 @@ pub fn fields(t: &ToolSpec) -> Vec<&'static F> {
             Some(S::Arr(item, _)) => obj_fields(Some(item)),
             _ => Vec::new(),
         },
-        (Args::Route { query, omit, extra }, Some(op)) => op
-            .path
-            .iter()
-            .chain(op.query.iter().filter(|f| query.contains(&f.name)))
-            .chain(obj_fields(op.body))
-            .filter(|f| !omit.contains(&f.name))
-            .chain(extra.iter())
-            .collect(),
+        (Args::Route { query, extra }, Some(op)) => op.path.iter().chain(op.query.iter().filter(|f| query.contains(&f.name))).chain(obj_fields(op.body)).chain(extra.iter()).collect(),
         _ => Vec::new(),
     }
 }
 
-/// Whether extra keys pass: AMS bodies admit them, tools do not (a model's
-/// misspelt argument should come back as an error it can fix).
-fn additional(_t: &ToolSpec) -> bool {
-    false
-}
-
 /// The JSON Schema of a tool's arguments. A session id is never required:
-/// the caller may bind one.
+/// the caller may bind one. Unknown arguments are refused, though AMS's
+/// bodies admit them: a model's misspelt argument should come back as an
+/// error it can fix.
 pub fn input_schema(t: &ToolSpec) -> Value {
-    let mut v = sch::object_json(fields(t).into_iter(), additional(t));
+    let mut v = sch::object_json(fields(t).into_iter(), false);
     if let Some(Value::Array(r)) = v.get_mut("required") {
         r.retain(|n| n != "session_id");
     }
@@ -399,10 +388,8 @@ fn arguments(t: &ToolSpec, raw: Value) -> Result<Map<String, Value>> {
             Some(v) => f.s.check(v, f.name)?,
         }
     }
-    if !additional(t) {
-        if let Some(k) = o.keys().find(|k| !fields.iter().any(|f| f.name == k.as_str())) {
-            return Err(Error::invalid(k.as_str(), format!("is not an argument of {}", t.name)));
-        }
+    if let Some(k) = o.keys().find(|k| !fields.iter().any(|f| f.name == k.as_str())) {
+        return Err(Error::invalid(k.as_str(), format!("is not an argument of {}", t.name)));
     }
     Ok(o)
 }
@@ -421,13 +408,29 @@ pub async fn resolve(exec: &mut dyn Exec, ctx: &ToolCtx, name: &str, raw: Value)
     run::allowed(exec, ctx, t).await?;
     let args = arguments(t, raw)?;
     let mut v = run::run(exec, ctx, t, args).await?;
-    let counter = crate::api::services::counter_for(exec.services(), None).await;
     let tokens_max = ctx.result_tokens_max.unwrap_or(limits::TOOL_RESULT_TOKENS_DEFAULT);
-    match counter {
+    // A BPE token is at least one byte: a short answer fits without loading an encoding.
+    if v.to_string().len() <= tokens_max {
+        return Ok(v);
+    }
+    match crate::api::services::counter_for(exec.services(), None).await {
         Ok(c) => ceiling::fit(&mut v, tokens_max, &c),
         Err(_) => ceiling::fit(&mut v, tokens_max, &crate::core::budget::Estimator),
     };
     Ok(v)
+}
+
+/// Ids for tests: a counter, so every ULID of a test differs.
+#[cfg(test)]
+pub(crate) fn counting_random() -> [u8; 10] {
+    thread_local!(static N: std::cell::Cell<u64> = const { std::cell::Cell::new(0) });
+    let n = N.with(|c| {
+        c.set(c.get() + 1);
+        c.get()
+    });
+    let mut b = [0u8; 10];
+    b[..8].copy_from_slice(&n.to_be_bytes());
+    b
 }
 
 #[cfg(test)]

@@ -13,16 +13,7 @@ fn store() -> Store<MemoryBackend> {
 }
 
 fn call(store: &Store<MemoryBackend>, ctx: &ToolCtx, name: &str, args: Value) -> std::result::Result<Value, Failure> {
-    thread_local!(static N: std::cell::Cell<u64> = const { std::cell::Cell::new(0) });
-    let mut random = || {
-        let n = N.with(|c| {
-            c.set(c.get() + 1);
-            c.get()
-        });
-        let mut b = [0u8; 10];
-        b[..8].copy_from_slice(&n.to_be_bytes());
-        b
-    };
+    let mut random = crate::api::tools::counting_random;
     let mut exec = StoreExec { store, now: 1_700_000_000_000, random: &mut random, namespace: None, body_bytes_max: 1 << 20, services: &Offline, actor: "local" };
     now_or_never(resolve(&mut exec, ctx, name, args)).expect("in-memory")
 }
