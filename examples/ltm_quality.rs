@@ -4,19 +4,25 @@
 //!
 //! ```text
 //! cargo run --release --example ltm_quality [-- options]
-//!   --data DIR            the rustdocs folder, or a folder in the
+//!   --data DIR            the rustdocs folder, a folder in the
 //!                         conversational set's format (tests/data/convmem:
 //!                         memories.jsonl, queries.jsonl with `relevant` ids,
-//!                         *.minilm.f32)
+//!                         *.minilm.f32), or the dialog set's
+//!                         (tests/data/convbench: dialogs.jsonl, questions.jsonl
+//!                         with `evidence` turn ids; each question is searched
+//!                         within its own dialog only)
+//!   --split dev|test      convbench: only that split's questions
+//!   --analyzer code|natural    the preset to start from (default: BM25's)
+//!   --stop short|english  --contractions on|off  --numbers on|off
 //!   --static PATH         the static embedder asset (default
 //!                         assets/embedder/minilm-static.bin)
-//!   --stem none|plural|light   --no-split   --no-stop   --k1 X   --b X
+//!   --stem none|plural|light|english   --no-split   --no-stop   --k1 X   --b X
 //!   --dim N               embedder dimensions (default 384)
 //!   --skip-embed          keyword search only
 //! ```
 //!
-//! Prints nDCG@10, recall@10 (hits / relevant) and MRR@10 per query kind and
-//! overall for BM25, the offline embedders (hashed and distilled static,
+//! Prints nDCG@10, recall@5 and recall@10 (hits / relevant), hit@10 (some
+//! relevant item in the top 10) and MRR@10 per query kind and overall for BM25, the offline embedders (hashed and distilled static,
 //! exact cosine), the bundled MiniLM vectors (exact cosine) and their
 //! fusions, plus queries/s and texts embedded per second.
 
@@ -27,20 +33,28 @@ use edgemem::core::limits;
 use edgemem::core::retrieval::bm25::{Bm25Index, Bm25Params, Bm25Scratch, KeyFilter};
 use edgemem::core::retrieval::embed::Embedder;
 use edgemem::core::retrieval::{MixedEmbedder, StaticEmbedder};
+use edgemem::core::retrieval::fuse;
 use edgemem::core::retrieval::rank::{self, TextNorm};
-use edgemem::core::retrieval::text::{Analyzer, Stem};
+use edgemem::core::retrieval::text::{Analyzer, Stem, StopList};
 
 struct Query {
     kind: String,
     text: String,
     relevant: Vec<u64>,
+    /// Its line in the queries file (its row in the query vectors).
+    row: usize,
+    /// The rows this query may see (its dialog's turns, ascending); all
+    /// rows when empty.
+    scope: std::rc::Rc<Vec<u64>>,
 }
 
 #[derive(Default, Clone, Copy)]
 struct Sums {
     n: usize,
     ndcg: f64,
+    recall5: f64,
     recall: f64,
+    hit: f64,
     mrr: f64,
 }
 
@@ -53,11 +67,13 @@ impl Report {
     fn add(&mut self, kind: &str, ranked: &[u64], relevant: &[u64]) {
         let mut dcg = 0.0;
         let mut hits = 0usize;
+        let mut hits5 = 0usize;
         let mut rr = 0.0;
         for (i, key) in ranked.iter().take(10).enumerate() {
             if relevant.contains(key) {
                 dcg += 1.0 / ((i + 2) as f64).log2();
                 hits += 1;
+                hits5 += usize::from(i < 5);
                 if rr == 0.0 {
                     rr = 1.0 / (i + 1) as f64;
                 }
@@ -69,6 +85,8 @@ impl Report {
             s.n += 1;
             s.ndcg += if ideal > 0.0 { dcg / ideal } else { 0.0 };
             s.recall += if relevant.is_empty() { 0.0 } else { hits as f64 / relevant.len() as f64 };
+            s.recall5 += if relevant.is_empty() { 0.0 } else { hits5 as f64 / relevant.len() as f64 };
+            s.hit += if hits > 0 { 1.0 } else { 0.0 };
             s.mrr += rr;
         }
     }
@@ -77,10 +95,12 @@ impl Report {
         for (kind, s) in &self.by_kind {
             let n = s.n as f64;
             println!(
-                "{name:<28} {kind:<12} n={:<5} nDCG@10={:.4} recall@10={:.4} MRR@10={:.4}",
+                "{name:<28} {kind:<12} n={:<5} nDCG@10={:.4} recall@5={:.4} recall@10={:.4} hit@10={:.4} MRR@10={:.4}",
                 s.n,
                 s.ndcg / n,
+                s.recall5 / n,
                 s.recall / n,
+                s.hit / n,
                 s.mrr / n
             );
         }
@@ -96,17 +116,37 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let flag = |name: &str| args.iter().any(|a| a == name);
     let dir = arg("--data").unwrap_or_else(|| concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data/rustdocs").to_string());
 
-    let mut analyzer = Analyzer::default();
+    let mut analyzer = match arg("--analyzer").as_deref() {
+        Some("code") => Analyzer::code(),
+        Some("natural") => Analyzer::natural(),
+        _ => Analyzer::default(),
+    };
     if let Some(s) = arg("--stem") {
         analyzer.stem = match s.as_str() {
             "none" => Stem::None,
             "plural" => Stem::Plural,
+            "english" => Stem::English,
             _ => Stem::Light,
         };
     }
-    analyzer.split_identifiers = !flag("--no-split");
-    analyzer.stop_words = !flag("--no-stop");
-    analyzer.bigrams = !flag("--no-bigrams");
+    if let Some(s) = arg("--stop") {
+        analyzer.stop_list = if s == "english" { StopList::English } else { StopList::Short };
+    }
+    if let Some(s) = arg("--contractions") {
+        analyzer.contractions = s == "on";
+    }
+    if let Some(s) = arg("--numbers") {
+        analyzer.numbers = s == "on";
+    }
+    if flag("--no-split") {
+        analyzer.split_identifiers = false;
+    }
+    if flag("--no-stop") {
+        analyzer.stop_words = false;
+    }
+    if flag("--no-bigrams") {
+        analyzer.bigrams = false;
+    }
     let mut params = Bm25Params::default();
     if let Some(k1) = arg("--k1") {
         params.k1 = k1.parse()?;
@@ -116,25 +156,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     params.validate()?;
 
-    let conversational = std::path::Path::new(&format!("{dir}/memories.jsonl")).exists();
-    let (docs_file, minilm_docs, minilm_queries) =
-        if conversational { ("memories", "memories.minilm.f32", "queries.minilm.f32") } else { ("passages", "passages.f32", "queries.f32") };
-    let docs: Vec<serde_json::Value> = std::fs::read_to_string(format!("{dir}/{docs_file}.jsonl"))?.lines().map(serde_json::from_str).collect::<Result<_, _>>()?;
-    let passages: Vec<String> = docs.iter().map(|v| v["text"].as_str().unwrap_or_default().to_string()).collect();
-    let row_of: std::collections::HashMap<&str, u64> = docs.iter().enumerate().filter_map(|(i, v)| v["id"].as_str().map(|id| (id, i as u64))).collect();
-    let queries: Vec<Query> = std::fs::read_to_string(format!("{dir}/queries.jsonl"))?
-        .lines()
-        .map(|l| -> Result<Query, serde_json::Error> {
-            let v: serde_json::Value = serde_json::from_str(l)?;
-            let relevant = if conversational {
-                v["relevant"].as_array().map(|a| a.iter().filter_map(|x| x.as_str().and_then(|id| row_of.get(id).copied())).collect()).unwrap_or_default()
-            } else {
-                v["relevant_rows"].as_array().map(|a| a.iter().filter_map(|x| x.as_u64()).collect()).unwrap_or_default()
-            };
-            let kind = if conversational { &v["type"] } else { &v["kind"] };
-            Ok(Query { kind: kind.as_str().unwrap_or_default().to_string(), text: v["text"].as_str().unwrap_or_default().to_string(), relevant })
-        })
-        .collect::<Result<_, _>>()?;
+    let data = load(&dir, arg("--split").as_deref())?;
+    let (passages, queries, minilm_docs, minilm_queries) = (data.passages, data.queries, data.minilm_docs, data.minilm_queries);
     println!("{} passages, {} queries; analyzer {analyzer:?}, {params:?}", passages.len(), queries.len());
 
     // ---- BM25 ----
@@ -164,14 +187,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut keyword: Vec<Vec<(u64, f32)>> = Vec::with_capacity(queries.len());
     let t = Instant::now();
     for q in &queries {
-        index.search(&q.text, 100, KeyFilter::All, &mut scratch, &mut out)?;
+        index.search(&q.text, 100, scope(q), &mut scratch, &mut out)?;
         keyword.push(out.clone());
     }
     let qps = queries.len() as f64 / t.elapsed().as_secs_f64();
     // Timed again at k = 10, what a caller asks for.
     let t = Instant::now();
     for q in &queries {
-        index.search(&q.text, 10, KeyFilter::All, &mut scratch, &mut out)?;
+        index.search(&q.text, 10, scope(q), &mut scratch, &mut out)?;
     }
     let qps10 = queries.len() as f64 / t.elapsed().as_secs_f64();
     let mut report = Report::default();
@@ -206,7 +229,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut hashed_hits = Vec::with_capacity(queries.len());
     for query in &queries {
         embedder.embed(&query.text, &mut q)?;
-        hashed_hits.push(exact_top(&hashed, dim, &q, 100));
+        hashed_hits.push(exact_top(&hashed, dim, &q, 100, &query.scope));
     }
     let mut report = Report::default();
     for (query, hits) in queries.iter().zip(&hashed_hits) {
@@ -229,7 +252,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut static_hits = Vec::with_capacity(queries.len());
     for query in &queries {
         model.embed(&query.text, &mut sq)?;
-        static_hits.push(exact_top(&statics, sdim, &sq, 100));
+        static_hits.push(exact_top(&statics, sdim, &sq, 100, &query.scope));
     }
     let mut report = Report::default();
     for (query, hits) in queries.iter().zip(&static_hits) {
@@ -245,7 +268,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("mixed embedder {} ({}-d): {:.1} µs/text, {:.0} texts/s", mixed.identity(), mixed.dim(), secs * 1e6 / passages.len() as f64, passages.len() as f64 / secs);
     let mut mixed_hits = Vec::with_capacity(queries.len());
     for query in &queries {
-        mixed_hits.push(exact_top(&mixed_docs, mixed.dim(), &mixed.embed_vec(&query.text)?, 100));
+        mixed_hits.push(exact_top(&mixed_docs, mixed.dim(), &mixed.embed_vec(&query.text)?, 100, &query.scope));
     }
     let mut report = Report::default();
     for (query, hits) in queries.iter().zip(&mixed_hits) {
@@ -272,7 +295,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                         (i as u64, ws * ws * cs + wh * wh * ch)
                     })
                     .collect();
-                let mut ranked = scores;
+                let mut ranked: Vec<(u64, f32)> = scores.into_iter().filter(|h| in_scope(&query.scope, h.0)).collect();
                 ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
                 report.add(&query.kind, &ranked.iter().take(100).map(|h| h.0).collect::<Vec<_>>(), &query.relevant);
             }
@@ -288,9 +311,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let minilm = read_f32(&format!("{dir}/{minilm_docs}"))?;
     let minilm_q = read_f32(&format!("{dir}/{minilm_queries}"))?;
     let mut minilm_hits = Vec::with_capacity(queries.len());
-    for (qi, _) in queries.iter().enumerate() {
+    for query in &queries {
+        let qi = query.row;
         let qv = minilm_q.get(qi * 384..(qi + 1) * 384).ok_or("short queries.f32")?;
-        minilm_hits.push(exact_top(&minilm, 384, qv, 100));
+        minilm_hits.push(exact_top(&minilm, 384, qv, 100, &query.scope));
     }
     let mut report = Report::default();
     for (query, hits) in queries.iter().zip(&minilm_hits) {
@@ -299,27 +323,106 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     report.print("minilm", None);
 
     // ---- Fusions of BM25 top-100 with each vector top-100 ----
+    let alphas: Vec<f64> = arg("--alphas").map_or(Ok(vec![0.3, 0.5, 0.7]), |a| a.split(',').map(str::parse).collect())?;
     for (name, vector) in [("hash-embed", &hashed_hits), ("static-embed", &static_hits), ("mixed-embed", &mixed_hits), ("minilm", &minilm_hits)] {
-        let mut rrf_report = Report::default();
-        let mut raw_report = Report::default();
-        let mut max_report = Report::default();
+        let mut reports: BTreeMap<String, Report> = BTreeMap::new();
         let mut fused = Vec::new();
         for ((query, kw), vec_hits) in queries.iter().zip(&keyword).zip(vector.iter()) {
+            let mut add = |label: String, fused: &[(u64, f64)]| reports.entry(label).or_default().add(&query.kind, &fused.iter().map(|h| h.0).collect::<Vec<_>>(), &query.relevant);
             let kw_keys: Vec<u64> = kw.iter().map(|h| h.0).collect();
             let vec_keys: Vec<u64> = vec_hits.iter().map(|h| h.0).collect();
             rank::rrf(&[&kw_keys, &vec_keys], limits::RRF_K_DEFAULT, &mut fused);
-            rrf_report.add(&query.kind, &fused.iter().map(|h| h.0).collect::<Vec<_>>(), &query.relevant);
+            add("rrf".into(), &fused);
             let dist: Vec<(u64, f32)> = vec_hits.iter().map(|&(k, sim)| (k, 1.0 - sim)).collect();
-            rank::alpha_hybrid(kw, &dist, limits::HYBRID_ALPHA_DEFAULT, TextNorm::Raw, &mut fused)?;
-            raw_report.add(&query.kind, &fused.iter().map(|h| h.0).collect::<Vec<_>>(), &query.relevant);
             rank::alpha_hybrid(kw, &dist, limits::HYBRID_ALPHA_DEFAULT, TextNorm::Max, &mut fused)?;
-            max_report.add(&query.kind, &fused.iter().map(|h| h.0).collect::<Vec<_>>(), &query.relevant);
+            add("ams-alpha0.7-max".into(), &fused);
+            for &a in &alphas {
+                fuse::fuse(kw, vec_hits, a, fuse::Norm::ZScore, &mut fused)?;
+                add(format!("z{a}"), &fused);
+                fuse::fuse(kw, vec_hits, a, fuse::Norm::MinMax, &mut fused)?;
+                add(format!("minmax{a}"), &fused);
+                fuse::weighted_rrf(&kw_keys, &vec_keys, a, limits::RRF_K_DEFAULT, &mut fused)?;
+                add(format!("wrrf{a}"), &fused);
+            }
         }
-        rrf_report.print(&format!("rrf(bm25,{name})"), None);
-        raw_report.print(&format!("alpha0.7-raw(bm25,{name})"), None);
-        max_report.print(&format!("alpha0.7-max(bm25,{name})"), None);
+        for (label, report) in &reports {
+            report.print(&format!("{label}(bm25,{name})"), None);
+        }
     }
     Ok(())
+}
+
+fn in_scope(scope: &[u64], row: u64) -> bool {
+    scope.is_empty() || scope.binary_search(&row).is_ok()
+}
+
+fn scope(q: &Query) -> KeyFilter<'_> {
+    if q.scope.is_empty() {
+        KeyFilter::All
+    } else {
+        KeyFilter::Subset(&q.scope)
+    }
+}
+
+/// A data set read from `--data`.
+struct Data {
+    passages: Vec<String>,
+    queries: Vec<Query>,
+    minilm_docs: &'static str,
+    minilm_queries: &'static str,
+}
+
+fn jsonl(path: &str) -> Result<Vec<serde_json::Value>, Box<dyn std::error::Error>> {
+    Ok(std::fs::read_to_string(path)?.lines().filter(|l| !l.trim().is_empty()).map(serde_json::from_str).collect::<Result<_, _>>()?)
+}
+
+/// Reads rustdocs, convmem or convbench from `dir`.
+fn load(dir: &str, split: Option<&str>) -> Result<Data, Box<dyn std::error::Error>> {
+    let all = std::rc::Rc::new(Vec::new());
+    if std::path::Path::new(&format!("{dir}/dialogs.jsonl")).exists() {
+        let turns = jsonl(&format!("{dir}/dialogs.jsonl"))?;
+        let mut by_dialog: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+        let mut row_of = std::collections::HashMap::new();
+        for (i, t) in turns.iter().enumerate() {
+            by_dialog.entry(t["dialog_id"].as_str().unwrap_or_default().to_string()).or_default().push(i as u64);
+            row_of.insert(t["turn_id"].as_str().unwrap_or_default().to_string(), i as u64);
+        }
+        let scopes: BTreeMap<String, std::rc::Rc<Vec<u64>>> = by_dialog.into_iter().map(|(d, rows)| (d, std::rc::Rc::new(rows))).collect();
+        let mut queries = Vec::new();
+        for (row, q) in jsonl(&format!("{dir}/questions.jsonl"))?.iter().enumerate() {
+            if split.is_some_and(|s| q["split"].as_str() != Some(s)) {
+                continue;
+            }
+            let dialog = q["dialog_id"].as_str().unwrap_or_default();
+            queries.push(Query {
+                kind: q["kind"].as_str().unwrap_or_default().to_string(),
+                text: q["question"].as_str().unwrap_or_default().to_string(),
+                relevant: q["evidence"].as_array().map(|a| a.iter().filter_map(|x| x.as_str().and_then(|id| row_of.get(id).copied())).collect()).unwrap_or_default(),
+                scope: scopes.get(dialog).cloned().ok_or("a question names an unknown dialog")?,
+                row,
+            });
+        }
+        let passages = turns.iter().map(|t| t["text"].as_str().unwrap_or_default().to_string()).collect();
+        return Ok(Data { passages, queries, minilm_docs: "turns.minilm.f32", minilm_queries: "questions.minilm.f32" });
+    }
+    let conversational = std::path::Path::new(&format!("{dir}/memories.jsonl")).exists();
+    let (docs_file, minilm_docs, minilm_queries) =
+        if conversational { ("memories", "memories.minilm.f32", "queries.minilm.f32") } else { ("passages", "passages.f32", "queries.f32") };
+    let docs = jsonl(&format!("{dir}/{docs_file}.jsonl"))?;
+    let passages = docs.iter().map(|v| v["text"].as_str().unwrap_or_default().to_string()).collect();
+    let row_of: std::collections::HashMap<&str, u64> = docs.iter().enumerate().filter_map(|(i, v)| v["id"].as_str().map(|id| (id, i as u64))).collect();
+    let mut queries = Vec::new();
+    for (row, v) in jsonl(&format!("{dir}/queries.jsonl"))?.iter().enumerate() {
+        let relevant = if conversational {
+            v["relevant"].as_array().map(|a| a.iter().filter_map(|x| x.as_str().and_then(|id| row_of.get(id).copied())).collect()).unwrap_or_default()
+        } else {
+            v["relevant_rows"].as_array().map(|a| a.iter().filter_map(|x| x.as_u64()).collect()).unwrap_or_default()
+        };
+        let kind = if conversational { &v["type"] } else { &v["kind"] };
+        let text = v["text"].as_str().unwrap_or_default().to_string();
+        queries.push(Query { kind: kind.as_str().unwrap_or_default().to_string(), text, relevant, scope: all.clone(), row });
+    }
+    Ok(Data { passages, queries, minilm_docs, minilm_queries })
 }
 
 fn read_f32(path: &str) -> Result<Vec<f32>, std::io::Error> {
@@ -328,9 +431,13 @@ fn read_f32(path: &str) -> Result<Vec<f32>, std::io::Error> {
 
 /// The `k` rows most similar to `q` by dot product (rows are unit vectors),
 /// ties by lower row.
-fn exact_top(rows: &[f32], dim: usize, q: &[f32], k: usize) -> Vec<(u64, f32)> {
-    let mut all: Vec<(u64, f32)> =
-        rows.chunks_exact(dim).enumerate().map(|(i, r)| (i as u64, r.iter().zip(q).map(|(a, b)| a * b).sum::<f32>())).collect();
+fn exact_top(rows: &[f32], dim: usize, q: &[f32], k: usize, scope: &[u64]) -> Vec<(u64, f32)> {
+    let mut all: Vec<(u64, f32)> = rows
+        .chunks_exact(dim)
+        .enumerate()
+        .filter(|(i, _)| in_scope(scope, *i as u64))
+        .map(|(i, r)| (i as u64, r.iter().zip(q).map(|(a, b)| a * b).sum::<f32>()))
+        .collect();
     let order = |a: &(u64, f32), b: &(u64, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
     if all.len() > k {
         all.select_nth_unstable_by(k - 1, order);

@@ -21,9 +21,9 @@ use crate::core::retrieval::text::{Analyzer, TokenBuf};
 /// BM25's two free parameters.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Bm25Params {
-    /// Term-frequency saturation. Default 1.2 (Lucene, Elasticsearch).
+    /// Term-frequency saturation. Default [`limits::BM25_K1_DEFAULT`] (0.9, tuned; Lucene uses 1.2).
     pub k1: f32,
-    /// Length normalization, 0 (none) to 1 (full). Default 0.75.
+    /// Length normalization, 0 (none) to 1 (full). Default [`limits::BM25_B_DEFAULT`] (0.5, tuned; Lucene uses 0.75).
     pub b: f32,
 }
 

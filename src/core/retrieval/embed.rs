@@ -49,7 +49,7 @@ impl Default for Embedder {
     fn default() -> Self {
         Embedder {
             dim: limits::EMBED_DIM_DEFAULT,
-            analyzer: Analyzer::default(),
+            analyzer: Analyzer::code(),
             word_weight: 1.0,
             pair_weight: 1.0,
             char_weight: 0.25,

@@ -10,6 +10,7 @@
 
 pub mod bm25;
 pub mod embed;
+pub mod fuse;
 pub mod filter;
 pub mod hash;
 pub mod rank;
@@ -22,7 +23,7 @@ pub use embed::{Embedder, EMBEDDER_NAME};
 pub use static_embed::{MixedEmbedder, StaticEmbedder};
 pub use filter::Filter;
 pub use record::{memory_hash, MemoryPatch, MemoryRecord, MemoryType};
-pub use text::{Analyzer, Stem, TokenBuf};
+pub use text::{Analyzer, Stem, StopList, TokenBuf};
 
 #[cfg(test)]
 mod tests;

@@ -1,6 +1,7 @@
 mod bm25;
 mod embed;
 mod filter;
+mod fuse;
 mod rank;
 mod record;
 mod text;

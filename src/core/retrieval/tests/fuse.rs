@@ -1,0 +1,102 @@
+use crate::core::retrieval::fuse::{fuse, weighted_rrf, Norm};
+
+fn keys(out: &[(u64, f64)]) -> Vec<u64> {
+    out.iter().map(|h| h.0).collect()
+}
+
+#[test]
+fn z_scores_put_both_sides_on_one_footing() {
+    // Keyword is sure about 1; the vector side barely separates 2 from 1.
+    let kw = [(1, 12.0), (3, 2.0), (4, 1.0)];
+    let vec = [(2, 0.62), (1, 0.61), (3, 0.30)];
+    let mut out = Vec::new();
+    fuse(&kw, &vec, 0.5, Norm::ZScore, &mut out).unwrap();
+    assert_eq!(keys(&out)[0], 1);
+    // Scores are on [0, 1]: the best 1, the worst 0.
+    assert_eq!(out[0].1, 1.0);
+    assert_eq!(out.last().unwrap().1, 0.0);
+    assert!(out.windows(2).all(|w| w[0].1 >= w[1].1));
+}
+
+#[test]
+fn the_weight_moves_the_order_to_one_side() {
+    let kw = [(1, 3.0), (2, 2.0), (3, 1.0)];
+    let vec = [(3, 0.9), (2, 0.5), (1, 0.1)];
+    let mut out = Vec::new();
+    for norm in [Norm::ZScore, Norm::MinMax] {
+        fuse(&kw, &vec, 0.0, norm, &mut out).unwrap();
+        assert_eq!(keys(&out), [1, 2, 3]);
+        fuse(&kw, &vec, 1.0, norm, &mut out).unwrap();
+        assert_eq!(keys(&out), [3, 2, 1]);
+    }
+}
+
+#[test]
+fn a_missing_side_gets_its_lowest_score_and_empty_sides_work() {
+    let kw = [(1, 5.0), (2, 1.0)];
+    let vec = [(3, 0.9), (1, 0.5)];
+    let mut out = Vec::new();
+    fuse(&kw, &vec, 0.5, Norm::ZScore, &mut out).unwrap();
+    // 1 is found by both; 3 only by the vector side, 2 only by keyword.
+    assert_eq!(keys(&out)[0], 1);
+    assert_eq!(out.len(), 3);
+    fuse(&[], &vec, 0.5, Norm::ZScore, &mut out).unwrap();
+    assert_eq!(keys(&out), [3, 1]);
+    fuse(&kw, &[], 0.5, Norm::MinMax, &mut out).unwrap();
+    assert_eq!(keys(&out), [1, 2]);
+    fuse(&[], &[], 0.5, Norm::ZScore, &mut out).unwrap();
+    assert!(out.is_empty());
+}
+
+#[test]
+fn equal_scores_say_nothing_and_ties_go_to_the_lower_key() {
+    // The keyword side is flat: the order is the vector side's.
+    let kw = [(5, 2.0), (4, 2.0), (6, 2.0)];
+    let vec = [(6, 0.9), (5, 0.4), (4, 0.2)];
+    let mut out = Vec::new();
+    fuse(&kw, &vec, 0.1, Norm::ZScore, &mut out).unwrap();
+    assert_eq!(keys(&out), [6, 5, 4]);
+    // Everything equal: all score 1, ordered by key.
+    fuse(&[(9, 1.0), (8, 1.0)], &[], 0.5, Norm::ZScore, &mut out).unwrap();
+    assert_eq!(out, [(8, 1.0), (9, 1.0)]);
+}
+
+#[test]
+fn non_finite_scores_and_weights_are_handled() {
+    let mut out = Vec::new();
+    fuse(&[(1, f32::NAN), (2, 1.0)], &[(1, f32::INFINITY)], 0.5, Norm::ZScore, &mut out).unwrap();
+    assert!(out.iter().all(|h| h.1.is_finite() && (0.0..=1.0).contains(&h.1)));
+    for bad in [f64::NAN, -0.1, 1.5] {
+        assert_eq!(fuse(&[], &[], bad, Norm::ZScore, &mut out).unwrap_err().code(), "invalid_input");
+        assert_eq!(weighted_rrf(&[], &[], bad, 60.0, &mut out).unwrap_err().code(), "invalid_input");
+    }
+}
+
+#[test]
+fn an_outlier_cannot_drown_the_other_side() {
+    // One huge keyword score among many small ones is clipped at 3 sd.
+    let mut kw: Vec<(u64, f32)> = (10..60).map(|k| (k, 1.0)).collect();
+    kw.push((1, 1e9));
+    kw.push((2, 1.2));
+    let vec = [(2, 0.99), (1, 0.10), (10, 0.11)];
+    let mut out = Vec::new();
+    fuse(&kw, &vec, 0.5, Norm::ZScore, &mut out).unwrap();
+    assert_eq!(keys(&out)[0], 2);
+}
+
+#[test]
+fn weighted_rrf_at_half_is_plain_rrf() {
+    let mut a = Vec::new();
+    let mut b = Vec::new();
+    weighted_rrf(&[1, 2, 3], &[3, 4, 1], 0.5, 60.0, &mut a).unwrap();
+    crate::core::retrieval::rank::rrf(&[&[1, 2, 3], &[3, 4, 1]], 60.0, &mut b);
+    crate::core::retrieval::rank::normalize_by_max(&mut b);
+    b.sort_by(|x, y| y.1.total_cmp(&x.1).then(x.0.cmp(&y.0)));
+    assert_eq!(keys(&a), keys(&b));
+    for (x, y) in a.iter().zip(&b) {
+        assert!((x.1 - y.1).abs() < 1e-12);
+    }
+    // All weight on keyword: the keyword order.
+    weighted_rrf(&[1, 2, 3], &[3, 4, 1], 0.0, 60.0, &mut a).unwrap();
+    assert_eq!(keys(&a)[..3], [1, 2, 3]);
+}
