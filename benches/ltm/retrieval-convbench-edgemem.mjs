@@ -140,7 +140,14 @@ export async function edgememConvbench({ set, K, evaluate }) {
         return ids;
       });
       if (stray) log(`${label}: ${stray} hits outside the question's dialog`);
-      out.push({ ...base, ...r, hits_outside_dialog: stray, inexact_filter_answers: inexact });
+      const row = { ...base, ...r, hits_outside_dialog: stray, inexact_filter_answers: inexact };
+      // The default row against its explicit twin: does recency (on by default) reorder anything?
+      const twin = label === "edgemem semantic (offline)" && out.find((x) => x.name === "edgemem default" && x.rankings);
+      if (twin) {
+        row.rankings_differ_from_default = r.rankings.filter((list, i) => list.join() !== twin.rankings[i].join()).length;
+        log(`${label}: ${row.rankings_differ_from_default} of ${r.rankings.length} rankings differ from "edgemem default"`);
+      }
+      out.push(row);
     } catch (err) {
       log(`${label} failed: ${err.stack ?? err}`);
       const na = err?.code === "invalid_input";
