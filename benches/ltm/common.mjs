@@ -120,6 +120,21 @@ export async function loadEdgemem() {
   }
 }
 
+/**
+ * wink-bm25-text-search's preparation tasks, the pipeline of the package's
+ * own example, shared by every set's wink run: `nlp` is wink-nlp-utils.
+ */
+export function winkPrepTasks(nlp) {
+  return [
+    nlp.string.lowerCase,
+    nlp.string.removeExtraSpaces,
+    nlp.string.tokenize0,
+    nlp.tokens.propagateNegations,
+    nlp.tokens.removeWords,
+    nlp.tokens.stem,
+  ];
+}
+
 export const fmt = (x, digits = 0) =>
   x === undefined || x === null || Number.isNaN(x)
     ? "n/a"

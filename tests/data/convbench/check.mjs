@@ -1,8 +1,11 @@
 // Validates dialogs.jsonl and questions.jsonl in this directory, checks that
 // gen.mjs regenerates them byte for byte (twice, in two fresh processes), and
-// prints a summary table. Usage: node tests/data/convbench/check.mjs
+// prints a summary table. It also checks that the MiniLM vector files
+// (turns.minilm.f32, questions.minilm.f32) hold one 384-d unit-norm float32
+// row per line of dialogs.jsonl / questions.jsonl (sizes and norms only: they
+// are not regenerated here, see README). Usage: node tests/data/convbench/check.mjs
 // Exits 1 on any problem. No dependencies.
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { dirname, join } from "node:path";
@@ -109,6 +112,23 @@ for (const r of runs) {
   else if (r.stdout !== onDisk) problem(`gen.mjs output differs from the files on disk:\n${r.stdout}vs\n${onDisk}`);
 }
 
+// MiniLM vectors: one 384-d normalised little-endian float32 row per line
+const DIM = 384;
+const vectorRows = {};
+for (const [file, lines] of [["turns.minilm.f32", turns.length], ["questions.minilm.f32", questions.length]]) {
+  const path = join(here, file);
+  if (!existsSync(path)) { problem(`${file}: missing`); continue; }
+  const b = readFileSync(path);
+  if (b.length !== lines * DIM * 4) { problem(`${file}: ${b.length} bytes, expected ${lines} x ${DIM} x 4 = ${lines * DIM * 4}`); continue; }
+  const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  for (let r = 0; r < lines; r++) {
+    let s = 0;
+    for (let j = 0; j < DIM; j++) s += dv.getFloat32((r * DIM + j) * 4, true) ** 2;
+    if (!(Math.abs(s - 1) < 1e-3)) { problem(`${file}: row ${r} has squared norm ${s}`); break; }
+  }
+  vectorRows[file] = lines;
+}
+
 // summary
 const dialogsBySplit = { dev: 0, test: 0 };
 const turnsBySplit = { dev: 0, test: 0 };
@@ -127,6 +147,7 @@ const per = [...dialogs.values()].map((d) => d.turns);
 const ses = [...dialogs.values()].map((d) => d.sessions.size);
 console.log(`turns per dialog ${Math.min(...per)}-${Math.max(...per)}, sessions per dialog ${Math.min(...ses)}-${Math.max(...ses)}`);
 console.log(`questions sharing no content word with their evidence: ${noOverlap} (${((100 * noOverlap) / questions.length).toFixed(1)}%)`);
+console.log(`MiniLM vectors: ${Object.entries(vectorRows).map(([f, n]) => `${f} ${n} x ${DIM}`).join(", ") || "none"}`);
 console.log(`regenerated twice: ${runs.every((r) => r.status === 0 && r.stdout === onDisk) ? "identical to the files" : "DIFFERENT"}`);
 if (problems.length) {
   console.error(`${problems.length} problem(s):\n` + problems.slice(0, 50).join("\n"));
