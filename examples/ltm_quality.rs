@@ -185,6 +185,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut scratch = Bm25Scratch::default();
     let mut out = Vec::new();
     let mut keyword: Vec<Vec<(u64, f32)>> = Vec::with_capacity(queries.len());
+    let ceilings: Vec<f32> = queries.iter().map(|q| index.score_ceiling(&q.text, &mut scratch)).collect();
     let t = Instant::now();
     for q in &queries {
         index.search(&q.text, 100, scope(q), &mut scratch, &mut out)?;
@@ -274,7 +275,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for (query, hits) in queries.iter().zip(&mixed_hits) {
         report.add(&query.kind, &hits.iter().map(|h| h.0).collect::<Vec<_>>(), &query.relevant);
     }
-    report.print("mixed-embed (default)", None);
+    report.print("mixed-embed", None);
 
     // ---- Both offline embedders in one vector: cosine = w·static + (1-w)·hash ----
     if let Some(weights) = arg("--mix") {
@@ -324,10 +325,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // ---- Fusions of BM25 top-100 with each vector top-100 ----
     let alphas: Vec<f64> = arg("--alphas").map_or(Ok(vec![0.3, 0.5, 0.7]), |a| a.split(',').map(str::parse).collect())?;
-    for (name, vector) in [("hash-embed", &hashed_hits), ("static-embed", &static_hits), ("mixed-embed", &mixed_hits), ("minilm", &minilm_hits)] {
+    for (name, vector) in [("hash-embed", &hashed_hits), ("mixed-embed", &mixed_hits), ("minilm", &minilm_hits)] {
         let mut reports: BTreeMap<String, Report> = BTreeMap::new();
         let mut fused = Vec::new();
-        for ((query, kw), vec_hits) in queries.iter().zip(&keyword).zip(vector.iter()) {
+        for (((query, kw), vec_hits), &ceiling) in queries.iter().zip(&keyword).zip(vector.iter()).zip(&ceilings) {
+            let coverage = if ceiling > 0.0 { f64::from(kw.first().map_or(0.0, |h| h.1) / ceiling).clamp(0.0, 1.0) } else { 0.0 };
             let mut add = |label: String, fused: &[(u64, f64)]| reports.entry(label).or_default().add(&query.kind, &fused.iter().map(|h| h.0).collect::<Vec<_>>(), &query.relevant);
             let kw_keys: Vec<u64> = kw.iter().map(|h| h.0).collect();
             let vec_keys: Vec<u64> = vec_hits.iter().map(|h| h.0).collect();
@@ -343,6 +345,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 add(format!("minmax{a}"), &fused);
                 fuse::weighted_rrf(&kw_keys, &vec_keys, a, limits::RRF_K_DEFAULT, &mut fused)?;
                 add(format!("wrrf{a}"), &fused);
+                let w = fuse::adaptive_weight(kw, vec_hits, a);
+                fuse::fuse(kw, vec_hits, w, fuse::Norm::MinMax, &mut fused)?;
+                add(format!("ad-minmax{a}"), &fused);
+                fuse::fuse(kw, vec_hits, w, fuse::Norm::ZScore, &mut fused)?;
+                add(format!("ad-z{a}"), &fused);
+                fuse::weighted_rrf(&kw_keys, &vec_keys, w, limits::RRF_K_DEFAULT, &mut fused)?;
+                add(format!("ad-wrrf{a}"), &fused);
+                let (x, y) = (a * (1.0 - coverage), (1.0 - a) * coverage);
+                let w = if x + y > 0.0 { x / (x + y) } else { a };
+                fuse::fuse(kw, vec_hits, w, fuse::Norm::MinMax, &mut fused)?;
+                add(format!("cov-minmax{a}"), &fused);
+                fuse::weighted_rrf(&kw_keys, &vec_keys, w, limits::RRF_K_DEFAULT, &mut fused)?;
+                add(format!("cov-wrrf{a}"), &fused);
             }
         }
         for (label, report) in &reports {

@@ -349,6 +349,9 @@ limits! {
     /// deviations, so one outlier score cannot outweigh the other side
     /// entirely (`core::retrieval::fuse`).
     pub const FUSION_Z_CLIP: f64 = 3.0;
+    /// How many of a side's best scores its confidence is read from: the
+    /// best against the next nine, the page a caller usually reads.
+    pub const FUSION_CONFIDENCE_TOP: usize = 10;
     /// The offline embedder's default dimensions: MiniLM's, so a namespace can
     /// switch between the two without changing shape.
     pub const EMBED_DIM_DEFAULT: usize = 384;

@@ -439,6 +439,15 @@ impl Bm25Index {
         Ok(())
     }
 
+    /// The score a document matching every known term of `query` would
+    /// approach (each term's `idf · (k1 + 1) · qtf`): the best score divided
+    /// by it says how much of the query the best document covers, which
+    /// fusion reads as keyword search's confidence.
+    pub fn score_ceiling(&self, query: &str, scratch: &mut Bm25Scratch) -> f32 {
+        self.query_terms(query, scratch);
+        scratch.query_terms.iter().map(|t| t.1).sum()
+    }
+
     /// Distinct known query terms with their weight `idf · (k1 + 1) · qtf`,
     /// in order of first appearance.
     fn query_terms(&self, query: &str, scratch: &mut Bm25Scratch) {

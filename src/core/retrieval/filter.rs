@@ -87,10 +87,13 @@ pub struct Filter {
     pub created_at: Option<TimeFilter>,
     pub last_accessed: Option<TimeFilter>,
     pub event_date: Option<TimeFilter>,
+    /// An edgemem extension: who said a dialog turn, read from the record's
+    /// `metadata.speaker` (a string; a record without one fails the filter).
+    pub speaker: Option<TagFilter>,
 }
 
 /// The request keys [`Filter::from_request`] reads.
-pub const FILTER_KEYS: [&str; 10] = [
+pub const FILTER_KEYS: [&str; 11] = [
     "session_id",
     "user_id",
     "namespace",
@@ -101,6 +104,7 @@ pub const FILTER_KEYS: [&str; 10] = [
     "created_at",
     "last_accessed",
     "event_date",
+    "speaker",
 ];
 
 impl Filter {
@@ -133,6 +137,7 @@ impl Filter {
             created_at: time("created_at")?,
             last_accessed: time("last_accessed")?,
             event_date: time("event_date")?,
+            speaker: tag("speaker", false)?,
         })
     }
 
@@ -155,6 +160,10 @@ impl Filter {
             && time(&self.created_at, Some(r.created_at))
             && time(&self.last_accessed, Some(r.last_accessed))
             && time(&self.event_date, r.event_date)
+            && self.speaker.as_ref().is_none_or(|f| match r.metadata.get("speaker").and_then(Value::as_str) {
+                Some(s) => f.matches(std::slice::from_ref(&s.to_owned())),
+                None => f.matches(&[]),
+            })
     }
 }
 

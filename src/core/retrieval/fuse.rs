@@ -27,6 +27,44 @@ pub enum Norm {
     MinMax,
 }
 
+/// How far a side's best score stands out from its next nine, in standard
+/// deviations of its whole candidate list: a rare name that one turn
+/// contains sticks out of BM25's list, a paraphrase out of the vector
+/// side's. 0 for fewer than two candidates or equal scores.
+pub fn confidence(scores: &[f64]) -> f64 {
+    let finite: Vec<f64> = scores.iter().copied().filter(|s| s.is_finite()).collect();
+    if finite.len() < 2 {
+        return 0.0;
+    }
+    let n = finite.len() as f64;
+    let mean = finite.iter().sum::<f64>() / n;
+    let sd = (finite.iter().map(|s| (s - mean) * (s - mean)).sum::<f64>() / n).sqrt();
+    if !(sd > f64::EPSILON) {
+        return 0.0;
+    }
+    let mut top = finite;
+    top.sort_by(|a, b| b.total_cmp(a));
+    top.truncate(limits::FUSION_CONFIDENCE_TOP);
+    let rest = &top[1..];
+    let rest_mean = rest.iter().sum::<f64>() / rest.len() as f64;
+    ((top[0] - rest_mean) / sd).clamp(0.0, limits::FUSION_Z_CLIP)
+}
+
+/// The vector side's weight for one query: the prior `alpha` moved toward
+/// the side whose best candidate stands out more,
+/// `alpha·c_vec / (alpha·c_vec + (1 - alpha)·c_kw)`; `alpha` itself when
+/// neither side stands out.
+pub fn adaptive_weight(keyword: &[(u64, f32)], vector: &[(u64, f32)], alpha: f64) -> f64 {
+    let c_kw = confidence(&keyword.iter().map(|h| f64::from(h.1)).collect::<Vec<_>>());
+    let c_vec = confidence(&vector.iter().map(|h| f64::from(h.1)).collect::<Vec<_>>());
+    let (a, b) = (alpha * c_vec, (1.0 - alpha) * c_kw);
+    if a + b > f64::EPSILON {
+        a / (a + b)
+    } else {
+        alpha
+    }
+}
+
 /// Standardized scores of one side, aligned with `scores`, and the value a
 /// missing key gets.
 fn standardize(scores: &[f64], norm: Norm) -> (Vec<f64>, f64) {
