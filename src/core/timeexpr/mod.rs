@@ -1,0 +1,3 @@
+//! Time expressions in search queries and record texts.
+
+pub(crate) mod calendar;
