@@ -47,6 +47,7 @@ pub struct TimeWindow {
     pub from_ms: Option<Millis>,
     /// Exclusive; `None` is unbounded.
     pub to_ms: Option<Millis>,
+    /// How precise the expression was.
     pub grain: Grain,
 }
 
