@@ -565,6 +565,15 @@ limits! {
     /// [`EXTRACT_SESSIONS_PER_PASS_MAX`] sessions).
     pub const EXTRACT_FLUSH_ROUNDS_MAX: usize = 1_000;
 
+    // Time expressions in search queries and record texts (src/core/timeexpr).
+
+    /// Time windows read from one query: a query names one or two periods,
+    /// and each window costs a pass over the candidates.
+    pub const TIME_WINDOWS_MAX: usize = 4;
+    /// Bytes of a query (or of a record's text) scanned for time
+    /// expressions, so a pasted document costs no more than a question.
+    pub const TIME_QUERY_BYTES_MAX: usize = 4 * 1024;
+
     // Summary views and tasks (issue 14, point 6).
 
     /// Summary views one tenant keeps.

@@ -28,6 +28,8 @@ pub mod service_cache;
 pub mod session;
 pub mod summary_views;
 pub mod time;
+/// Time expressions in queries ("last May") as windows a search can favour.
+pub mod timeexpr;
 pub mod tokenizer;
 pub mod vector;
 

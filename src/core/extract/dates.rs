@@ -10,11 +10,12 @@
 //! Numeric day/month orders (03/04/2024) are not read either: they differ
 //! by country.
 
-use super::lexicon::small_number;
 use super::Word;
-use crate::core::time::{civil_from_days as civil, days_from_civil, days_in_month, Millis, MILLIS_MAX};
-
-const DAY_MS: u64 = 86_400_000;
+pub(super) use crate::core::timeexpr::calendar::is_calendar_word;
+use crate::core::timeexpr::calendar::{
+    add_months, count, day_of_month, days, is_ambiguous_month, iso, month_name, weekday, weekday_near, year, DAY_MS,
+};
+use crate::core::time::{civil_from_days as civil, days_in_month, Millis, MILLIS_MAX};
 
 /// A date said in `words[start..end]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,14 +115,7 @@ fn relative(which: &str, unit: &str, today: i64) -> Option<i64> {
         "year" => days(y + sign, 1, 1),
         unit => {
             let target = if unit == "weekend" { 5 } else { weekday(unit)? };
-            let now = weekday_of(today);
-            Some(if sign < 0 {
-                let back = (now - target).rem_euclid(7);
-                today - if back == 0 { 7 } else { back }
-            } else {
-                let ahead = (target - now).rem_euclid(7);
-                today + if ahead == 0 && sign > 0 { 7 } else { ahead }
-            })
+            Some(weekday_near(sign, target, today))
         }
     }
 }
@@ -141,109 +135,13 @@ fn shift(today: i64, unit: &str, n: i64) -> Option<i64> {
     }
 }
 
-fn add_months(y: i64, m: u32, n: i64) -> (i64, u32) {
-    let total = y * 12 + i64::from(m) - 1 + n;
-    (total.div_euclid(12), (total.rem_euclid(12) + 1) as u32)
-}
-
-fn count(s: &str) -> Option<u32> {
-    if !s.is_empty() && s.len() <= 3 && s.bytes().all(|b| b.is_ascii_digit()) {
-        return s.parse().ok();
-    }
-    small_number(s)
-}
-
-fn iso(s: &str) -> Option<i64> {
-    let b = s.as_bytes();
-    if b.len() != 10 || !(b[4] == b[7] && (b[4] == b'-' || b[4] == b'/')) {
-        return None;
-    }
-    let num = |r: std::ops::Range<usize>| -> Option<u32> { s.get(r)?.parse().ok() };
-    let y = num(0..4)?;
-    days(i64::from(y), num(5..7)?, num(8..10)?)
-}
-
-fn year(s: &str) -> Option<i64> {
-    if s.len() != 4 || !s.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let y: i64 = s.parse().ok()?;
-    (1900..=2200).contains(&y).then_some(y)
-}
-
-fn day_of_month(s: &str) -> Option<u32> {
-    let digits = s.trim_end_matches(|c: char| c.is_ascii_alphabetic());
-    let suffix = &s[digits.len()..];
-    if digits.is_empty() || digits.len() > 2 || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    if !matches!(suffix, "" | "st" | "nd" | "rd" | "th") {
-        return None;
-    }
-    let d: u32 = digits.parse().ok()?;
-    (1..=31).contains(&d).then_some(d)
-}
-
 /// A month name. "May", "March" and "Mar" are also ordinary words, so
 /// they count only when capitalized.
 fn month(w: &Word<'_>) -> Option<u32> {
-    let m = match w.core.as_str() {
-        "january" | "jan" => 1,
-        "february" | "feb" => 2,
-        "march" | "mar" if w.cap => 3,
-        "april" | "apr" => 4,
-        "may" if w.cap => 5,
-        "june" | "jun" => 6,
-        "july" | "jul" => 7,
-        "august" | "aug" => 8,
-        "september" | "sep" | "sept" => 9,
-        "october" | "oct" => 10,
-        "november" | "nov" => 11,
-        "december" | "dec" => 12,
-        _ => return None,
-    };
-    Some(m)
-}
-
-/// Monday is 0.
-fn weekday(s: &str) -> Option<i64> {
-    Some(match s {
-        "monday" => 0,
-        "tuesday" => 1,
-        "wednesday" => 2,
-        "thursday" => 3,
-        "friday" => 4,
-        "saturday" => 5,
-        "sunday" => 6,
-        _ => return None,
-    })
-}
-
-/// 1970-01-01 was a Thursday.
-fn weekday_of(day: i64) -> i64 {
-    (day + 3).rem_euclid(7)
-}
-
-/// Whether `s` names a month or a weekday (such words are dates, not entities).
-pub(super) fn is_calendar_word(s: &str) -> bool {
-    weekday(s).is_some()
-        || matches!(
-            s,
-            "january" | "february" | "march" | "april" | "may" | "june" | "july" | "august" | "september" | "october" | "november"
-                | "december" | "jan" | "feb" | "mar" | "apr" | "jun" | "jul" | "aug" | "sep" | "sept" | "oct" | "nov" | "dec"
-        )
+    month_name(&w.core).filter(|_| w.cap || !is_ambiguous_month(&w.core))
 }
 
 fn to_millis(day: i64) -> Option<Millis> {
     let ms = u64::try_from(day).ok()?.checked_mul(DAY_MS)?;
     (ms <= MILLIS_MAX).then_some(ms)
 }
-
-/// Day number of a valid civil date.
-fn days(y: i64, m: u32, d: u32) -> Option<i64> {
-    if !(1..=12).contains(&m) || d == 0 || d > days_in_month(y, m) {
-        return None;
-    }
-    Some(days_from_civil(y, m, d))
-}
-

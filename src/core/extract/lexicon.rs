@@ -332,21 +332,5 @@ pub(super) fn is_leading_marker(word: &str) -> bool {
     )
 }
 
-/// Number words people use for small counts.
-pub(super) fn small_number(word: &str) -> Option<u32> {
-    Some(match word {
-        "a" | "an" | "one" => 1,
-        "two" | "couple" => 2,
-        "three" => 3,
-        "four" => 4,
-        "five" => 5,
-        "six" => 6,
-        "seven" => 7,
-        "eight" => 8,
-        "nine" => 9,
-        "ten" => 10,
-        "eleven" => 11,
-        "twelve" => 12,
-        _ => return None,
-    })
-}
+// Number words people use for small counts (shared with the query reader).
+pub(super) use crate::core::timeexpr::calendar::small_number;
