@@ -325,7 +325,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // ---- Fusions of BM25 top-100 with each vector top-100 ----
     let alphas: Vec<f64> = arg("--alphas").map_or(Ok(vec![0.3, 0.5, 0.7]), |a| a.split(',').map(str::parse).collect())?;
-    for (name, vector) in [("hash-embed", &hashed_hits), ("mixed-embed", &mixed_hits), ("minilm", &minilm_hits)] {
+    for (name, vector) in [("mixed-embed", &mixed_hits), ("minilm", &minilm_hits)] {
         let mut reports: BTreeMap<String, Report> = BTreeMap::new();
         let mut fused = Vec::new();
         for (((query, kw), vec_hits), &ceiling) in queries.iter().zip(&keyword).zip(vector.iter()).zip(&ceilings) {
@@ -352,12 +352,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 add(format!("ad-z{a}"), &fused);
                 fuse::weighted_rrf(&kw_keys, &vec_keys, w, limits::RRF_K_DEFAULT, &mut fused)?;
                 add(format!("ad-wrrf{a}"), &fused);
-                let (x, y) = (a * (1.0 - coverage), (1.0 - a) * coverage);
-                let w = if x + y > 0.0 { x / (x + y) } else { a };
-                fuse::fuse(kw, vec_hits, w, fuse::Norm::MinMax, &mut fused)?;
-                add(format!("cov-minmax{a}"), &fused);
-                fuse::weighted_rrf(&kw_keys, &vec_keys, w, limits::RRF_K_DEFAULT, &mut fused)?;
-                add(format!("cov-wrrf{a}"), &fused);
+                for p in [1.0, 2.0, 3.0] {
+                    let (x, y) = (a * (1.0 - coverage).powf(p), (1.0 - a) * coverage.powf(p));
+                    let w = if x + y > 0.0 { x / (x + y) } else { a };
+                    fuse::fuse(kw, vec_hits, w, fuse::Norm::MinMax, &mut fused)?;
+                    add(format!("cov{p}-minmax{a}"), &fused);
+                    fuse::weighted_rrf(&kw_keys, &vec_keys, w, limits::RRF_K_DEFAULT, &mut fused)?;
+                    add(format!("cov{p}-wrrf{a}"), &fused);
+                    // Coverage and the vector side's own confidence together.
+                    let cv = fuse::confidence(&vec_hits.iter().map(|h| f64::from(h.1)).collect::<Vec<_>>()) / limits::FUSION_Z_CLIP;
+                    let (x, y) = (a * ((1.0 - coverage) * cv).powf(p / 2.0), (1.0 - a) * coverage.powf(p));
+                    let w = if x + y > 0.0 { x / (x + y) } else { a };
+                    fuse::fuse(kw, vec_hits, w, fuse::Norm::MinMax, &mut fused)?;
+                    add(format!("covc{p}-minmax{a}"), &fused);
+                }
             }
         }
         for (label, report) in &reports {

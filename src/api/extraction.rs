@@ -24,8 +24,7 @@ use crate::core::extract::{rules, Candidate, CandidateKind, Strategy, Turn};
 use crate::core::ids::ulid;
 use crate::core::limits;
 use crate::core::longterm::NewRecord;
-use crate::core::longterm::search::Fusion;
-use crate::core::longterm::{Mode, SearchRequest};
+use crate::core::longterm::SearchRequest;
 use crate::core::retrieval::filter::{Filter, TagFilter};
 use crate::core::retrieval::record::{MemoryRecord, MemoryType};
 use crate::core::time::Millis;
@@ -189,7 +188,7 @@ async fn drop_near_duplicates<B: Backend>(store: &Store<B>, records: Vec<NewReco
         let stored = store
             .read(|e| {
                 let lt = e.longterm();
-                let req = SearchRequest { text: "", vector: Some(&r.vector), mode: Mode::Semantic, fusion: Fusion::Alpha(limits::HYBRID_ALPHA_DEFAULT), filter: &filter, limit: 1, offset: 0, distance_threshold: None, recency: None, ef: None };
+                let req = SearchRequest { vector: Some(&r.vector), limit: 1, ..SearchRequest::new("", &filter) };
                 lt.search(&req, now).map(|found| {
                     found.hits.first().and_then(|h| lt.record_by_key(h.key).map(|x| (h.score, x.id != r.record.id && near(x))))
                 })

@@ -352,6 +352,24 @@ limits! {
     /// How many of a side's best scores its confidence is read from: the
     /// best against the next nine, the page a caller usually reads.
     pub const FUSION_CONFIDENCE_TOP: usize = 10;
+    /// The sharpness of the per-query fusion weight
+    /// (`fuse::coverage_weight`). Grid over 1–3 × priors 0.3–0.7 on
+    /// rustdocs, convmem and convbench (examples/ltm_quality.rs): 2 with a
+    /// prior of 0.5 was the only setting within 0.005 nDCG@10 of the better
+    /// input on all three with MiniLM vectors.
+    pub const FUSION_COVERAGE_POWER: f64 = 2.0;
+    /// The vector side's prior weight when a hybrid search names no
+    /// `hybrid_alpha` (see [`FUSION_COVERAGE_POWER`] for how it was chosen).
+    pub const HYBRID_ALPHA_PRIOR: f64 = 0.5;
+    /// How much a time expression in the query lifts the hits whose event
+    /// date (else creation time) falls in its window: the score plus this
+    /// share of itself, enough to reorder near-equals, not to lift an
+    /// unrelated record over a relevant one.
+    pub const TIME_BOOST: f64 = 0.5;
+    /// Turns before and after each hit that `expand` may attach: enough for
+    /// the exchange around a fact, few enough that a page of hits stays a
+    /// page.
+    pub const LTM_EXPAND_MAX: usize = 5;
     /// The offline embedder's default dimensions: MiniLM's, so a namespace can
     /// switch between the two without changing shape.
     pub const EMBED_DIM_DEFAULT: usize = 384;

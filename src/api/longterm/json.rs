@@ -69,6 +69,12 @@ pub fn record_from_json(field: &str, v: &Value, namespace: Option<&str>, now: Mi
     r.last_accessed = time(&f("last_accessed"), o.get("last_accessed"))?.unwrap_or(r.created_at);
     r.updated_at = time(&f("updated_at"), o.get("updated_at"))?.unwrap_or(now).max(r.created_at);
     r.event_date = time(&f("event_date"), o.get("event_date"))?;
+    if r.event_date.is_none() {
+        // A date written in the text ("on 7 May 2023") is when the record's
+        // event happened; relative ones ("yesterday") are not read here, as
+        // the creation time already says when the text was written.
+        r.event_date = crate::core::timeexpr::first_date(&r.text, r.created_at, 0, false);
+    }
     r.persisted_at = Some(time(&f("persisted_at"), o.get("persisted_at"))?.unwrap_or(now));
     r.pinned = match o.get("pinned") {
         None | Some(Value::Null) => false,

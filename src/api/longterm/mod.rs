@@ -1,5 +1,6 @@
 //! AMS's long-term memory routes: create, search (semantic, keyword,
-//! hybrid; filters; recency), get, edit, delete and forget.
+//! hybrid, auto; filters; time expressions; recency; neighbouring turns),
+//! get, edit, delete and forget.
 
 use serde_json::{json, Map, Value};
 
@@ -9,6 +10,8 @@ pub mod json;
 pub mod reembed;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod search_tests;
 
 use json::{patch_from_json, record_field, record_from_json, record_json, RECORD_FIELDS};
 use crate::api::services::Services;
@@ -18,14 +21,15 @@ use crate::core::privacy::Scrubbed;
 use crate::core::engine::{Applied, Op};
 use crate::core::error::{Error, Result, VectorCode};
 use crate::core::limits;
-use crate::core::longterm::search::Fusion;
+use crate::core::longterm::search::{Fusion, TimeReference};
 use crate::core::longterm::{LtmApplied, LtmOp, Mode, NewRecord, SearchRequest};
 use crate::core::retrieval::filter::Filter;
 use crate::core::retrieval::rank::RecencyParams;
 use crate::core::retrieval::record::MemoryType;
 use crate::core::retrieval::{Embedder, MixedEmbedder};
 use crate::core::session::validate_id;
-use crate::core::time::Millis;
+use crate::core::time::{format_rfc3339, Millis};
+use crate::core::timeexpr;
 use crate::store::{Backend, Store};
 
 /// Vectors and the identity of what made them.
@@ -138,6 +142,13 @@ pub struct SearchBody {
     /// edgemem: answer only these fields of each hit (record fields and
     /// [`HIT_FIELDS`]); `None` is the whole AMS record.
     pub fields: Option<Vec<&'static str>>,
+    /// edgemem: attach up to this many turns before and after each hit, from
+    /// the same session, as the hit's `context` (0: none).
+    pub expand: usize,
+    /// edgemem: what time expressions in `text` are read against (the
+    /// request's `reference_time`, else now) and the caller's UTC offset.
+    pub reference_ms: Option<Millis>,
+    pub tz_offset_minutes: i32,
 }
 
 /// The per-hit fields a search adds to the record.
@@ -179,11 +190,28 @@ impl SearchBody {
         typed("search_mode", Value::is_string, "a string")?;
         typed("fusion", Value::is_string, "a string")?;
         typed("recency_boost", Value::is_boolean, "a boolean")?;
+        typed("reference_time", Value::is_string, "an RFC 3339 date-time string")?;
+        typed("tz", Value::is_string, "a UTC offset such as \"+01:00\"")?;
+        // No mode named: auto (hybrid when the vectors can help, else
+        // keyword). AMS defaults to semantic, but its client always names
+        // the mode it wants, so only callers that leave it out see this.
         let mode = match o.get("search_mode").and_then(Value::as_str) {
-            None => Mode::Semantic,
+            None => Mode::Auto,
             Some(m) => Mode::parse(m)?,
         };
-        let alpha = num(o, "hybrid_alpha")?.unwrap_or(limits::HYBRID_ALPHA_DEFAULT);
+        let alpha = num(o, "hybrid_alpha")?;
+        if let Some(a) = alpha {
+            if !(a.is_finite() && (0.0..=1.0).contains(&a)) {
+                return Err(Error::invalid("hybrid_alpha", "must be between 0 and 1"));
+            }
+        }
+        let reference = o.get("reference_time").and_then(Value::as_str);
+        let reference_ms = reference.map(|s| crate::core::time::parse_rfc3339("reference_time", s)).transpose()?;
+        let tz_offset_minutes = match o.get("tz").and_then(Value::as_str) {
+            Some(tz) => timeexpr::parse_tz_offset(tz).ok_or_else(|| Error::invalid("tz", format!("{tz:?} is not a UTC offset such as \"+01:00\" or \"Z\"")))?,
+            // The offset written in the reference time, if any.
+            None => reference.and_then(|s| s.get(s.len().saturating_sub(6)..)).and_then(timeexpr::parse_tz_offset).unwrap_or(0),
+        };
         let fusion = match o.get("fusion").and_then(Value::as_str) {
             None | Some("alpha") => Fusion::Alpha(alpha),
             Some("rrf") => Fusion::Rrf,
@@ -221,6 +249,9 @@ impl SearchBody {
                 Some(_) => Some(uint(o, "ef", 0, limits::VECTOR_EF_MAX)?),
             },
             fields: parse_fields(o.get("fields"))?,
+            expand: uint(o, "expand", 0, limits::LTM_EXPAND_MAX)?,
+            reference_ms,
+            tz_offset_minutes,
         })
     }
 }
@@ -233,6 +264,11 @@ pub async fn search<B: Backend>(store: &Store<B>, services: &dyn Services, body:
         (_, Some(v)) => Some(v),
         // No text: a filter-only listing (AMS answers one too), nothing to embed.
         (_, None) if body.text.trim().is_empty() => None,
+        // Auto uses the vectors only where the query's embedding fits them.
+        (Mode::Auto, None) => {
+            let (embedder, v) = embed_one(store, services, &body.text).await?;
+            store.read(|e| e.longterm().check_embedder(Some(&embedder), v.len()).is_ok()).await?.then_some(v)
+        }
         (_, None) => {
             let (embedder, v) = embed_one(store, services, &body.text).await?;
             store.read(|e| e.longterm().check_embedder(Some(&embedder), v.len())).await??;
@@ -240,26 +276,29 @@ pub async fn search<B: Backend>(store: &Store<B>, services: &dyn Services, body:
         }
     };
     let req = SearchRequest {
-        text: &body.text,
         vector: vector.as_deref(),
         mode: body.mode,
         fusion: body.fusion,
-        filter: &body.filter,
         limit: body.limit,
         offset: body.offset,
         distance_threshold: body.distance_threshold,
         recency: body.recency,
         ef: body.ef,
+        time: Some(TimeReference { at_ms: body.reference_ms.unwrap_or(now), tz_offset_minutes: body.tz_offset_minutes }),
+        ..SearchRequest::new(&body.text, &body.filter)
     };
-    let score_type = body.mode.as_str();
     store
         .read(|e| {
             let lt = e.longterm();
             let r = lt.search(&req, now)?;
+            let score_type = r.mode.as_str();
+            let keys: Vec<u64> = r.hits.iter().map(|h| h.key).collect();
+            let contexts = if body.expand > 0 { lt.neighbours(&keys, body.expand) } else { Vec::new() };
             let memories: Vec<Value> = r
                 .hits
                 .iter()
-                .filter_map(|h| {
+                .enumerate()
+                .filter_map(|(i, h)| {
                     lt.record_by_key(h.key).map(|rec| {
                         let hit_field = |f: &str| match f {
                             "dist" => json!(h.dist),
@@ -268,7 +307,7 @@ pub async fn search<B: Backend>(store: &Store<B>, services: &dyn Services, body:
                             "segment" => json!(h.segment),
                             _ => record_field(rec, f),
                         };
-                        match &body.fields {
+                        let mut v = match &body.fields {
                             // Only what was asked for is built at all.
                             Some(fields) => Value::Object(fields.iter().map(|f| ((*f).to_owned(), hit_field(f))).collect()),
                             None => {
@@ -278,16 +317,37 @@ pub async fn search<B: Backend>(store: &Store<B>, services: &dyn Services, body:
                                 }
                                 v
                             }
+                        };
+                        if let Some(ctx) = contexts.get(i) {
+                            v["context"] = ctx.iter().filter_map(|k| lt.record_by_key(*k)).map(record_json).collect();
                         }
+                        v
                     })
                 })
                 .collect();
             let next = body.offset + memories.len();
+            let reference = body.reference_ms.unwrap_or(now);
+            let time_query: Vec<Value> = r
+                .time
+                .iter()
+                .map(|w| {
+                    json!({
+                        "text": body.text.get(w.start..w.end).unwrap_or_default(),
+                        "from": w.from_ms.map(format_rfc3339),
+                        "to": w.to_ms.map(format_rfc3339),
+                        "grain": w.grain.as_str(),
+                        "reference_time": format_rfc3339(reference),
+                        "tz_offset_minutes": body.tz_offset_minutes,
+                    })
+                })
+                .collect();
             Ok(json!({
                 "memories": memories,
                 "total": r.total,
                 "next_offset": if next < r.total { Some(next) } else { None },
                 "exact_filter": r.exact,
+                "search_mode": r.mode.as_str(),
+                "time_query": time_query,
             }))
         })
         .await?

@@ -58,13 +58,18 @@ fn create_get_edit_delete() {
 fn search_modes_filters_and_scores() {
     let mut api = Api::new();
     seed(&mut api, None);
-    let s = api.call("POST", "/v1/long-term-memory/search", r#"{"text": "what colour did they paint the kitchen"}"#);
+    let s = api.call("POST", "/v1/long-term-memory/search", r#"{"text": "what colour did they paint the kitchen", "search_mode": "semantic"}"#);
     assert_eq!(ids(&s.body)[0], "kitchen", "{}", s.body);
     let m = &s.body["memories"][0];
     assert!(m["dist"].as_f64().unwrap() < 1.0 && m["score_type"] == "semantic" && m["segment"] == 0);
-    let f = api.call("POST", "/v1/long-term-memory/search", r#"{"text": "preferences", "topics": {"any": ["preferences"]}, "user_id": {"eq": "rui"}}"#);
+    // No mode named: auto, which says what it ran as.
+    let a = api.call("POST", "/v1/long-term-memory/search", r#"{"text": "what colour did they paint the kitchen"}"#);
+    assert_eq!(ids(&a.body)[0], "kitchen", "{}", a.body);
+    assert!(matches!(a.body["search_mode"].as_str(), Some("hybrid" | "keyword")), "{}", a.body);
+    assert_eq!(a.body["memories"][0]["score_type"], a.body["search_mode"]);
+    let f = api.call("POST", "/v1/long-term-memory/search", r#"{"text": "preferences", "topics": {"any": ["preferences"]}, "user_id": {"eq": "rui"}, "search_mode": "semantic"}"#);
     assert_eq!(ids(&f.body), ["darkmode"]);
-    let t = api.call("POST", "/v1/long-term-memory/search", r#"{"text": "trip", "memory_type": {"eq": "episodic"}}"#);
+    let t = api.call("POST", "/v1/long-term-memory/search", r#"{"text": "trip", "memory_type": {"eq": "episodic"}, "search_mode": "semantic"}"#);
     assert_eq!(ids(&t.body), ["lisbon"]);
     let k = api.call("POST", "/v1/long-term-memory/search", r#"{"text": "peanuts satay", "search_mode": "keyword"}"#);
     assert_eq!((ids(&k.body), k.body["memories"][0]["score_type"].as_str()), (vec!["peanuts".to_owned()], Some("keyword")));

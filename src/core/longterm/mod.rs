@@ -8,6 +8,8 @@
 //! log: it changes the layout, never the contents, so equality is logical
 //! (same records, same live vectors).
 
+// The turns around a hit (`expand`).
+mod context;
 pub mod reembed;
 #[cfg(test)]
 mod reembed_tests;

@@ -3,7 +3,6 @@
 //! a record behind; snapshots keep staging and identity.
 
 use super::reembed::Row;
-use super::search::Fusion;
 use super::*;
 use crate::core::retrieval::filter::Filter;
 use crate::core::retrieval::record::MemoryType;
@@ -73,7 +72,7 @@ fn staged_vectors_are_invisible_until_the_swap_which_leaves_no_record_behind() {
     assert_eq!((lt.embedder(), lt.dim(), lt.restaging()), (Some("old/8"), Some(8), Some(("new/4", 6))));
     let filter = Filter::default();
     let q = vec![1.0; 8];
-    let req = SearchRequest { text: "", vector: Some(&q), mode: Mode::Semantic, fusion: Fusion::Alpha(0.7), filter: &filter, limit: 3, offset: 0, distance_threshold: None, recency: None, ef: None };
+    let req = SearchRequest { vector: Some(&q), limit: 3, ..SearchRequest::new("", &filter) };
     assert_eq!(lt.search(&req, 0).unwrap().hits.len(), 3);
     // Finishing early is refused and changes nothing.
     let before = lt.clone();

@@ -1,6 +1,7 @@
-//! Long-term search: semantic (the vector index), keyword (BM25) and hybrid
-//! (AMS's alpha blend or reciprocal-rank fusion), AMS filters, a recency
-//! re-rank, paging.
+//! Long-term search: semantic (the vector index), keyword (BM25), hybrid
+//! (a weighted blend or reciprocal-rank fusion, see `retrieval::fuse`) and
+//! auto (hybrid when the vectors can help, keyword otherwise), AMS filters,
+//! time expressions in the query as a boost, a recency re-rank, paging.
 //!
 //! A filter is resolved to the exact set of matching keys first. A small set
 //! is answered by scanning exactly those vectors and documents; a large one
@@ -12,48 +13,73 @@ use std::collections::HashSet;
 use crate::core::error::{Error, Result};
 use crate::core::limits;
 use crate::core::retrieval::filter::Filter;
-use crate::core::retrieval::rank::{alpha_hybrid, normalize_by_max, rerank_with_recency, rrf, RecencyHit, RecencyParams, TextNorm};
+use crate::core::retrieval::fuse::{self, Norm};
+use crate::core::retrieval::rank::{normalize_by_max, rerank_with_recency, RecencyHit, RecencyParams};
 use crate::core::retrieval::{Bm25Scratch, KeyFilter};
 use crate::core::time::Millis;
+use crate::core::timeexpr::{self, TimeWindow};
 use crate::core::vector::{self, Hit, Scratch, SearchParams};
 
 use super::LongTerm;
 
-/// Search mode (AMS's `search_mode`).
+/// Search mode (AMS's `search_mode`, plus `auto`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
+    /// Vector similarity only.
     Semantic,
+    /// BM25 only.
     Keyword,
+    /// Both, fused.
     Hybrid,
+    /// Hybrid when there is a vector index, a query vector and an embedder
+    /// that helps (not the hashed fallback, which measured worse than
+    /// keyword alone on every set); keyword otherwise. What a search gets
+    /// when it names no mode.
+    Auto,
 }
 
 impl Mode {
+    /// Reads `semantic`, `keyword`, `hybrid` or `auto`.
     pub fn parse(s: &str) -> Result<Mode> {
         match s {
             "semantic" => Ok(Mode::Semantic),
             "keyword" => Ok(Mode::Keyword),
             "hybrid" => Ok(Mode::Hybrid),
-            other => Err(Error::invalid("search_mode", format!("{other:?} is not semantic, keyword or hybrid"))),
+            "auto" => Ok(Mode::Auto),
+            other => Err(Error::invalid("search_mode", format!("{other:?} is not semantic, keyword, hybrid or auto"))),
         }
     }
 
+    /// The wire name.
     pub fn as_str(self) -> &'static str {
         match self {
             Mode::Semantic => "semantic",
             Mode::Keyword => "keyword",
             Mode::Hybrid => "hybrid",
+            Mode::Auto => "auto",
         }
     }
 }
 
-/// How hybrid search fuses its two rankings.
+/// How hybrid search fuses its two rankings. Either way the vector side's
+/// weight is set per query from how much of the query the best keyword hit
+/// covers (`fuse::coverage_weight`), starting from a prior.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Fusion {
-    /// AMS's `hybrid_alpha` blend (default 0.7), keyword scores divided by
-    /// their best so alpha means what it says.
-    Alpha(f64),
-    /// Reciprocal-rank fusion with k = 60.
+    /// A blend of min-max normalized scores; the prior is AMS's
+    /// `hybrid_alpha` when given, else [`limits::HYBRID_ALPHA_PRIOR`].
+    Alpha(Option<f64>),
+    /// Reciprocal-rank fusion with k = 60, each side weighted as above.
     Rrf,
+}
+
+/// What time expressions in a query are read against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TimeReference {
+    /// "Now" for the query: "yesterday" is the local day before this one.
+    pub at_ms: Millis,
+    /// The caller's offset from UTC, in minutes (no DST: no tz data).
+    pub tz_offset_minutes: i32,
 }
 
 /// One search.
@@ -73,6 +99,31 @@ pub struct SearchRequest<'a> {
     pub recency: Option<RecencyParams>,
     /// HNSW beam width; default the index's.
     pub ef: Option<usize>,
+    /// Read time expressions in `text` against this and favour records
+    /// whose event date (else creation time) falls in them; `None` reads
+    /// none.
+    pub time: Option<TimeReference>,
+}
+
+impl<'a> SearchRequest<'a> {
+    /// A request with every option at its default: semantic, no vector,
+    /// AMS's alpha prior, 10 hits from the first, no threshold, no recency,
+    /// no time reading.
+    pub fn new(text: &'a str, filter: &'a Filter) -> SearchRequest<'a> {
+        SearchRequest {
+            text,
+            vector: None,
+            mode: Mode::Semantic,
+            fusion: Fusion::Alpha(None),
+            filter,
+            limit: 10,
+            offset: 0,
+            distance_threshold: None,
+            recency: None,
+            ef: None,
+            time: None,
+        }
+    }
 }
 
 /// One hit: AMS's `dist` (cosine distance, or `1 - score` for keyword and
@@ -92,10 +143,11 @@ pub struct SearchResult {
     pub total: usize,
     /// The filter was answered by an exact scan of the matching keys.
     pub exact: bool,
+    /// The mode that ran: `auto` resolves to hybrid or keyword.
+    pub mode: Mode,
+    /// The time expressions read from the query, as windows.
+    pub time: Vec<TimeWindow>,
 }
-
-/// Reciprocal-rank fusion's constant (Cormack et al.).
-const RRF_K: f64 = 60.0;
 
 impl LongTerm {
     /// The record stored under `key`.
@@ -122,6 +174,21 @@ impl LongTerm {
         if let Some(p) = &req.recency {
             p.validate()?;
         }
+        let mode = self.resolve(req.mode, req.vector.is_some());
+        let windows = req.time.map(|t| timeexpr::parse_query(req.text, t.at_ms, t.tz_offset_minutes)).unwrap_or_default();
+        // The words of a time expression name a time, not a topic: "May"
+        // should not match a turn about May the person.
+        let stripped: String;
+        let keyword_text = if windows.is_empty() {
+            req.text
+        } else {
+            let mut t = req.text.as_bytes().to_vec();
+            for w in &windows {
+                t.get_mut(w.start..w.end).into_iter().flatten().for_each(|b| *b = b' ');
+            }
+            stripped = String::from_utf8(t).unwrap_or_default();
+            &stripped
+        };
         // Candidates: enough for the page, capped by the index's k bound.
         let k = (req.offset + req.limit).min(limits::VECTOR_K_MAX);
         // Superseded records are kept (get by id shows them) but never found.
@@ -131,7 +198,7 @@ impl LongTerm {
             Some(self.records.iter().filter(|(k, r)| !self.superseded.contains(k) && req.filter.matches(r)).map(|(k, _)| *k).collect())
         };
         if matched.as_ref().is_some_and(Vec::is_empty) || self.records.is_empty() {
-            return Ok(SearchResult { hits: Vec::new(), total: 0, exact: true });
+            return Ok(SearchResult { hits: Vec::new(), total: 0, exact: true, mode, time: windows });
         }
         let exact = matched.as_ref().is_some_and(|m| m.len() <= limits::VECTOR_FILTER_EXACT_KEYS_MAX);
         let set: Option<HashSet<u64>> = matched.as_ref().filter(|_| !exact).map(|m| m.iter().copied().collect());
@@ -139,7 +206,7 @@ impl LongTerm {
 
         // Hybrid fuses deeper lists than it returns: a record ranked 30th by
         // one side and 3rd by the other must still be seen by both.
-        let depth = if req.mode == Mode::Hybrid { (k * limits::LTM_HYBRID_DEPTH_FACTOR).clamp(limits::LTM_HYBRID_DEPTH_MIN, limits::VECTOR_K_MAX) } else { k };
+        let depth = if mode == Mode::Hybrid { (k * limits::LTM_HYBRID_DEPTH_FACTOR).clamp(limits::LTM_HYBRID_DEPTH_MIN, limits::VECTOR_K_MAX) } else { k };
         let semantic = |out: &mut Vec<Hit>| -> Result<()> {
             let v = req.vector.ok_or_else(|| Error::invalid("vector", "semantic and hybrid search need a query embedding"))?;
             let Some(index) = self.index.as_ref() else { return Ok(()) };
@@ -156,13 +223,13 @@ impl LongTerm {
                 None => KeyFilter::All,
                 Some(m) => KeyFilter::Subset(m),
             };
-            self.bm25.search(req.text, depth, filter, &mut Bm25Scratch::default(), out)
+            self.bm25.search(keyword_text, depth, filter, &mut Bm25Scratch::default(), out)
         };
 
         // No text and no vector: a filter-only listing, newest first, as AMS
         // answers a search without text (browsing a user's memories).
         let browse = req.text.trim().is_empty() && req.vector.is_none();
-        let mut hits: Vec<Scored> = match req.mode {
+        let mut hits: Vec<Scored> = match mode {
             _ if browse => {
                 let mut keys: Vec<(Millis, &str, u64)> = match &matched {
                     Some(m) => m.iter().filter_map(|k| self.records.get(k).map(|r| (r.created_at, r.id.as_str(), *k))).collect(),
@@ -186,28 +253,37 @@ impl LongTerm {
                 normalize_by_max(&mut scored);
                 scored.into_iter().map(|(key, score)| Scored { key, dist: 1.0 - score, score, segment: None }).collect()
             }
-            Mode::Hybrid => {
+            Mode::Hybrid | Mode::Auto => {
+                // (`resolve` never leaves Auto; the arm keeps the match total.)
                 let (mut v, mut kw) = (Vec::new(), Vec::new());
                 semantic(&mut v)?;
                 keyword(&mut kw)?;
                 let segments: std::collections::HashMap<u64, u32> = v.iter().map(|h| (h.key, h.segment)).collect();
+                let sims: Vec<(u64, f32)> = v.iter().map(|h| (h.key, h.score)).collect();
+                let ceiling = self.bm25.score_ceiling(keyword_text, &mut Bm25Scratch::default());
+                let coverage = fuse::coverage(kw.first().map_or(0.0, |h| h.1), ceiling);
+                let prior = match req.fusion {
+                    Fusion::Alpha(Some(a)) => a,
+                    _ => limits::HYBRID_ALPHA_PRIOR,
+                };
+                let sure = fuse::confidence(&sims.iter().map(|h| f64::from(h.1)).collect::<Vec<_>>()) / limits::FUSION_Z_CLIP;
+                let weight = fuse::coverage_weight(coverage, sure, prior)?;
                 let mut fused = Vec::new();
                 match req.fusion {
-                    Fusion::Alpha(alpha) => {
-                        let dists: Vec<(u64, f32)> = v.iter().map(|h| (h.key, 1.0 - h.score)).collect();
-                        alpha_hybrid(&kw, &dists, alpha, TextNorm::Max, &mut fused)?;
-                    }
+                    Fusion::Alpha(_) => fuse::fuse(&kw, &sims, weight, Norm::MinMax, &mut fused)?,
                     Fusion::Rrf => {
-                        let a: Vec<u64> = v.iter().map(|h| h.key).collect();
-                        let b: Vec<u64> = kw.iter().map(|h| h.0).collect();
-                        rrf(&[&a, &b], RRF_K, &mut fused);
-                        normalize_by_max(&mut fused);
+                        let a: Vec<u64> = kw.iter().map(|h| h.0).collect();
+                        let b: Vec<u64> = v.iter().map(|h| h.key).collect();
+                        fuse::weighted_rrf(&a, &b, weight, limits::RRF_K_DEFAULT, &mut fused)?;
                     }
                 }
                 fused.truncate(k);
                 fused.into_iter().map(|(key, score)| Scored { key, dist: 1.0 - score, score, segment: segments.get(&key).copied() }).collect()
             }
         };
+        if !windows.is_empty() && !browse {
+            self.boost_in_time(&mut hits, &windows);
+        }
         if let Some(p) = &req.recency {
             let mut rh: Vec<RecencyHit> = hits
                 .iter()
@@ -219,6 +295,34 @@ impl LongTerm {
         }
         let total = hits.len();
         let page = hits.into_iter().skip(req.offset).take(req.limit).collect();
-        Ok(SearchResult { hits: page, total, exact: matched.is_none() || exact })
+        Ok(SearchResult { hits: page, total, exact: matched.is_none() || exact, mode, time: windows })
+    }
+
+    /// What `auto` runs as; other modes run as asked.
+    fn resolve(&self, mode: Mode, has_vector: bool) -> Mode {
+        if mode != Mode::Auto {
+            return mode;
+        }
+        let hashed = self.embedder.as_deref().is_some_and(|e| e.starts_with(crate::core::retrieval::EMBEDDER_NAME));
+        if has_vector && self.index.is_some() && !hashed {
+            Mode::Hybrid
+        } else {
+            Mode::Keyword
+        }
+    }
+
+
+    /// Reorders `hits` so that those whose event date (else creation time)
+    /// falls in a window come first among near-equals: each such score is
+    /// raised by `TIME_BOOST` times its size. Reported scores are unchanged.
+    fn boost_in_time(&self, hits: &mut [Scored], windows: &[TimeWindow]) {
+        let inside = |key: u64| {
+            self.records.get(&key).is_some_and(|r| {
+                let t = r.event_date.unwrap_or(r.created_at);
+                windows.iter().any(|w| w.from_ms.is_none_or(|f| t >= f) && w.to_ms.is_none_or(|e| t < e))
+            })
+        };
+        let boosted = |h: &Scored| if inside(h.key) { h.score + limits::TIME_BOOST * h.score.abs() } else { h.score };
+        hits.sort_by(|a, b| boosted(b).total_cmp(&boosted(a)));
     }
 }

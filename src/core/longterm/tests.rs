@@ -1,8 +1,9 @@
 //! Long-term memory: ops, deduplication, refusals that change nothing,
 //! exact filters, deletes never returned, snapshots without a rebuild.
 
-use super::search::Fusion;
+
 use super::*;
+use super::search::Fusion;
 use crate::core::engine::{Applied, Engine, Op};
 use crate::core::retrieval::filter::Filter;
 use crate::core::retrieval::record::MemoryType;
@@ -42,7 +43,7 @@ fn engine(n: u64) -> Engine {
 }
 
 fn req<'a>(v: &'a [f32], filter: &'a Filter, limit: usize) -> SearchRequest<'a> {
-    SearchRequest { text: "", vector: Some(v), mode: Mode::Semantic, fusion: Fusion::Alpha(0.7), filter, limit, offset: 0, distance_threshold: None, recency: None, ef: None }
+    SearchRequest { vector: Some(v), limit, ..SearchRequest::new("", filter) }
 }
 
 #[test]
@@ -177,7 +178,7 @@ fn keyword_and_hybrid_modes() {
     let r = lt.search(&kw, 0).unwrap();
     assert_eq!(lt.record_by_key(r.hits[0].key).unwrap().id, "m999");
     assert!((r.hits[0].score - 1.0).abs() < 1e-9 && r.hits.len() == 1);
-    for fusion in [Fusion::Alpha(0.5), Fusion::Rrf] {
+    for fusion in [Fusion::Alpha(Some(0.5)), Fusion::Rrf] {
         let h = SearchRequest { text: "peanuts satay", mode: Mode::Hybrid, fusion, ..req(&v, &f, 5) };
         let r = lt.search(&h, 0).unwrap();
         assert_eq!(lt.record_by_key(r.hits[0].key).unwrap().id, "m999", "{fusion:?}");

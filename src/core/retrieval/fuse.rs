@@ -176,3 +176,34 @@ pub fn weighted_rrf(keyword: &[u64], vector: &[u64], vector_weight: f64, k: f64,
     out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     Ok(())
 }
+
+/// How much of the query the best keyword hit covers: its BM25 score over
+/// the score ceiling of the query (`Bm25Index::score_ceiling`), in [0, 1];
+/// 0 when nothing matched.
+pub fn coverage(best_score: f32, ceiling: f32) -> f64 {
+    if ceiling > 0.0 && best_score.is_finite() {
+        f64::from(best_score / ceiling).clamp(0.0, 1.0)
+    } else {
+        0.0
+    }
+}
+
+/// The vector side's weight for one query, from the prior `alpha`, the
+/// keyword coverage `c` and the vector side's confidence `v` (its
+/// [`confidence`] over [`limits::FUSION_Z_CLIP`], in [0, 1]):
+/// `alpha·((1-c)·v)^(p/2) / (alpha·((1-c)·v)^(p/2) + (1-alpha)·c^p)` with
+/// p = [`limits::FUSION_COVERAGE_POWER`]. A query whose words one record
+/// holds almost all of (a name, an error code) leans on keyword search; a
+/// paraphrase that matches few words leans on the vectors, the more so when
+/// their best hit stands out. The prior itself when both terms vanish.
+/// `alpha` must lie in [0, 1].
+pub fn coverage_weight(c: f64, v: f64, alpha: f64) -> Result<f64> {
+    if !(alpha.is_finite() && (0.0..=1.0).contains(&alpha)) {
+        return Err(Error::invalid("hybrid_alpha", "must be between 0 and 1"));
+    }
+    let unit = |x: f64| if x.is_finite() { x.clamp(0.0, 1.0) } else { 0.0 };
+    let (c, v) = (unit(c), unit(v));
+    let p = limits::FUSION_COVERAGE_POWER;
+    let (vec, kw) = (alpha * ((1.0 - c) * v).powf(p / 2.0), (1.0 - alpha) * c.powf(p));
+    Ok(if vec + kw > f64::EPSILON { vec / (vec + kw) } else { alpha })
+}

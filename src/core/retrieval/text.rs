@@ -265,9 +265,13 @@ impl Analyzer {
         }
     }
 
+    /// An identifier part, or any word of an analyzer without Porter2 or
+    /// number words: the short stop list always, so `impl_trait_for_type`
+    /// keeps its `for` under either preset.
     fn emit(&self, word: &str, buf: &mut String, f: &mut impl FnMut(&str)) {
         lowercase_into(word, buf);
-        if self.stop_words && self.is_stop(buf) {
+        let stop = if self.stem == Stem::English || self.numbers { is_stop_word(buf) } else { self.is_stop(buf) };
+        if self.stop_words && stop {
             return;
         }
         self.stem_into(buf);

@@ -35,6 +35,19 @@ pub enum Grain {
     Open,
 }
 
+impl Grain {
+    /// The wire name: `day`, `week`, `month`, `year` or `open`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Grain::Day => "day",
+            Grain::Week => "week",
+            Grain::Month => "month",
+            Grain::Year => "year",
+            Grain::Open => "open",
+        }
+    }
+}
+
 /// One expression read from a query, with where it was written so the
 /// caller can take its words out of a keyword query.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

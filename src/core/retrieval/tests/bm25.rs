@@ -152,9 +152,9 @@ fn filters_and_k() {
 fn ties_break_by_key() {
     let mut index = Bm25Index::default();
     for k in [5u64, 3, 9, 1] {
-        index.add(k, "same text").unwrap();
+        index.add(k, "equal text").unwrap();
     }
-    let keys: Vec<u64> = search(&index, "same", 10, KeyFilter::All).iter().map(|h| h.0).collect();
+    let keys: Vec<u64> = search(&index, "equal", 10, KeyFilter::All).iter().map(|h| h.0).collect();
     assert_eq!(keys, [1, 3, 5, 9]);
 }
 

@@ -73,18 +73,6 @@ fn non_finite_scores_and_weights_are_handled() {
 }
 
 #[test]
-fn an_outlier_cannot_drown_the_other_side() {
-    // One huge keyword score among many small ones is clipped at 3 sd.
-    let mut kw: Vec<(u64, f32)> = (10..60).map(|k| (k, 1.0)).collect();
-    kw.push((1, 1e9));
-    kw.push((2, 1.2));
-    let vec = [(2, 0.99), (1, 0.10), (10, 0.11)];
-    let mut out = Vec::new();
-    fuse(&kw, &vec, 0.5, Norm::ZScore, &mut out).unwrap();
-    assert_eq!(keys(&out)[0], 2);
-}
-
-#[test]
 fn weighted_rrf_at_half_is_plain_rrf() {
     let mut a = Vec::new();
     let mut b = Vec::new();
@@ -99,4 +87,24 @@ fn weighted_rrf_at_half_is_plain_rrf() {
     // All weight on keyword: the keyword order.
     weighted_rrf(&[1, 2, 3], &[3, 4, 1], 0.0, 60.0, &mut a).unwrap();
     assert_eq!(keys(&a)[..3], [1, 2, 3]);
+}
+
+#[test]
+fn coverage_moves_the_weight_between_the_sides() {
+    use crate::core::retrieval::fuse::{coverage, coverage_weight};
+    assert_eq!(coverage(5.0, 10.0), 0.5);
+    assert_eq!(coverage(0.0, 0.0), 0.0);
+    assert_eq!(coverage(f32::NAN, 1.0), 0.0);
+    assert_eq!(coverage(20.0, 10.0), 1.0);
+    // Every query word in the best keyword hit: all keyword.
+    assert_eq!(coverage_weight(1.0, 1.0, 0.5).unwrap(), 0.0);
+    // None of them, and a vector hit that stands out: all vector.
+    assert_eq!(coverage_weight(0.0, 1.0, 0.5).unwrap(), 1.0);
+    // Nothing to go on: the prior.
+    assert_eq!(coverage_weight(0.0, 0.0, 0.3).unwrap(), 0.3);
+    // Monotonic in coverage.
+    let w: Vec<f64> = [0.1, 0.3, 0.5, 0.7, 0.9].iter().map(|&c| coverage_weight(c, 0.5, 0.5).unwrap()).collect();
+    assert!(w.windows(2).all(|p| p[0] > p[1]), "{w:?}");
+    assert!(coverage_weight(0.5, 0.5, f64::NAN).is_err());
+    assert!(coverage_weight(f64::NAN, f64::INFINITY, 0.5).unwrap().is_finite());
 }

@@ -1,0 +1,123 @@
+//! Issue 19 through the route: auto mode, time expressions, neighbouring
+//! turns, the speaker filter and dates read from text at write time.
+
+use serde_json::{json, Value};
+
+use crate::api::tests::Api;
+
+fn ids(body: &Value) -> Vec<String> {
+    body["memories"].as_array().unwrap().iter().map(|m| m["id"].as_str().unwrap().to_owned()).collect()
+}
+
+/// A two-session chat: each turn an ordinary record (no memory_type), the
+/// speaker and the turn's index in metadata, the session's date as
+/// `created_at`.
+fn seed_dialog(api: &mut Api) {
+    let turns = [
+        ("s1", "2023-03-02T12:00:00Z", "Ana", "I adopted a puppy called Tofu last week."),
+        ("s1", "2023-03-02T12:00:00Z", "assistant", "Congratulations! How is the little one settling in?"),
+        ("s1", "2023-03-02T12:00:00Z", "Ana", "Yes, really well!"),
+        ("s1", "2023-03-02T12:00:00Z", "assistant", "Anything else on your mind today?"),
+        ("s2", "2023-05-20T12:00:00Z", "Ana", "We moved to Lisbon on 7 May 2023."),
+        ("s2", "2023-05-20T12:00:00Z", "assistant", "That is a big change."),
+        ("s2", "2023-05-20T12:00:00Z", "Ben", "Ana's brother Ben here: I run marathons."),
+    ];
+    let memories: Vec<Value> = turns
+        .iter()
+        .enumerate()
+        .map(|(i, (session, at, speaker, text))| {
+            json!({ "id": format!("t{i}"), "text": text, "session_id": session, "created_at": at, "metadata": { "speaker": speaker, "turn": i } })
+        })
+        .collect();
+    let r = api.call("POST", "/v1/long-term-memory/", &json!({ "memories": memories }).to_string());
+    assert_eq!(r.status, 200, "{}", r.body);
+}
+
+#[test]
+fn a_date_in_the_text_becomes_the_event_date_unless_one_is_given() {
+    let mut api = Api::new();
+    seed_dialog(&mut api);
+    let g = api.call("GET", "/v1/long-term-memory/t4", "");
+    assert_eq!(g.body["event_date"], "2023-05-07T00:00:00.000Z", "{}", g.body);
+    // Relative dates are not read at write time; creation time covers them.
+    let g = api.call("GET", "/v1/long-term-memory/t0", "");
+    assert!(g.body["event_date"].is_null(), "{}", g.body);
+    let r = api.call("POST", "/v1/long-term-memory/", r#"{"memories": [{"id": "given", "text": "On 7 May 2023 we moved.", "event_date": "2020-01-01T00:00:00Z"}]}"#);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(api.call("GET", "/v1/long-term-memory/given", "").body["event_date"], "2020-01-01T00:00:00.000Z");
+}
+
+#[test]
+fn time_expressions_are_read_shown_and_favour_their_window() {
+    let mut api = Api::new();
+    seed_dialog(&mut api);
+    let body = json!({ "text": "where did we move in May 2023", "search_mode": "keyword", "reference_time": "2024-01-10T09:00:00+01:00" });
+    let s = api.call("POST", "/v1/long-term-memory/search", &body.to_string());
+    assert_eq!(s.status, 200, "{}", s.body);
+    assert_eq!(ids(&s.body)[0], "t4", "{}", s.body);
+    let tq = &s.body["time_query"][0];
+    assert_eq!(tq["text"], "in May 2023");
+    assert_eq!(tq["grain"], "month");
+    // May in the caller's zone (+01:00): from the local midnight of 1 May.
+    assert_eq!(tq["from"], "2023-04-30T23:00:00.000Z");
+    assert_eq!(tq["to"], "2023-05-31T23:00:00.000Z");
+    assert_eq!(tq["tz_offset_minutes"], 60);
+    // An expression that cannot be read is ignored, never an error.
+    let s = api.call("POST", "/v1/long-term-memory/search", r#"{"text": "what happened before the trip", "search_mode": "keyword"}"#);
+    assert_eq!((s.status, s.body["time_query"].as_array().map(Vec::len)), (200, Some(0)), "{}", s.body);
+    // Bad reference times and offsets are typed errors.
+    for bad in [r#"{"text": "x", "reference_time": "last Tuesday"}"#, r#"{"text": "x", "tz": "Europe/Lisbon"}"#, r#"{"text": "x", "tz": 60}"#] {
+        let r = api.call("POST", "/v1/long-term-memory/search", bad);
+        assert_eq!((r.status, r.body["code"].as_str()), (422, Some("invalid_input")), "{bad}: {}", r.body);
+    }
+}
+
+#[test]
+fn expand_attaches_the_turns_around_each_hit_in_order() {
+    let mut api = Api::new();
+    seed_dialog(&mut api);
+    let s = api.call("POST", "/v1/long-term-memory/search", r#"{"text": "puppy Tofu", "search_mode": "keyword", "expand": 2, "limit": 1}"#);
+    assert_eq!(ids(&s.body), ["t0"], "{}", s.body);
+    let ctx: Vec<&str> = s.body["memories"][0]["context"].as_array().unwrap().iter().map(|m| m["id"].as_str().unwrap()).collect();
+    // The first turn has nothing before it; two after, same session only.
+    assert_eq!(ctx, ["t1", "t2"]);
+    let s = api.call("POST", "/v1/long-term-memory/search", r#"{"text": "Lisbon", "search_mode": "keyword", "expand": 1, "limit": 1}"#);
+    let ctx: Vec<&str> = s.body["memories"][0]["context"].as_array().unwrap().iter().map(|m| m["id"].as_str().unwrap()).collect();
+    assert_eq!(ctx, ["t5"], "{}", s.body);
+    // Without expand there is no context at all.
+    let s = api.call("POST", "/v1/long-term-memory/search", r#"{"text": "Lisbon", "search_mode": "keyword"}"#);
+    assert!(s.body["memories"][0].get("context").is_none());
+    for bad in [r#"{"text": "x", "expand": 6}"#, r#"{"text": "x", "expand": -1}"#, r#"{"text": "x", "expand": "2"}"#] {
+        let r = api.call("POST", "/v1/long-term-memory/search", bad);
+        assert_eq!((r.status, r.body["code"].as_str()), (422, Some("invalid_input")), "{bad}: {}", r.body);
+    }
+}
+
+#[test]
+fn speaker_and_session_are_filters() {
+    let mut api = Api::new();
+    seed_dialog(&mut api);
+    let s = api.call("POST", "/v1/long-term-memory/search", r#"{"text": "marathons Lisbon", "search_mode": "keyword", "speaker": {"eq": "Ana"}}"#);
+    assert_eq!(ids(&s.body), ["t4"], "{}", s.body);
+    let s = api.call("POST", "/v1/long-term-memory/search", r#"{"text": "marathons Lisbon", "search_mode": "keyword", "speaker": {"eq": "Ben"}}"#);
+    assert_eq!(ids(&s.body), ["t6"], "{}", s.body);
+    let s = api.call("POST", "/v1/long-term-memory/search", r#"{"text": "", "session_id": {"eq": "s1"}, "speaker": {"any": ["assistant"]}}"#);
+    let mut got = ids(&s.body);
+    got.sort();
+    assert_eq!(got, ["t1", "t3"], "{}", s.body);
+}
+
+#[test]
+fn auto_runs_hybrid_with_vectors_and_keyword_without() {
+    let mut api = Api::new();
+    seed_dialog(&mut api);
+    let s = api.call("POST", "/v1/long-term-memory/search", r#"{"text": "who runs marathons"}"#);
+    assert_eq!(s.status, 200, "{}", s.body);
+    assert_eq!(ids(&s.body)[0], "t6", "{}", s.body);
+    let mode = s.body["search_mode"].as_str().unwrap();
+    assert!(mode == "hybrid" || mode == "keyword", "{mode}");
+    for bad in [r#"{"text": "x", "search_mode": "fuzzy"}"#, r#"{"text": "x", "search_mode": "hybrid", "hybrid_alpha": 1.5}"#] {
+        let r = api.call("POST", "/v1/long-term-memory/search", bad);
+        assert_eq!((r.status, r.body["code"].as_str()), (422, Some("invalid_input")), "{bad}: {}", r.body);
+    }
+}
