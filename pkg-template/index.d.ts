@@ -211,13 +211,19 @@ export const LIMITS: {
   readonly QUERY_TERMS_MAX: 256;
   readonly BM25_DOCS_MAX: 10000000;
   readonly KEYWORD_RESULTS_MAX: 10000;
-  readonly BM25_K1_DEFAULT: 1.2000000476837158;
-  readonly BM25_B_DEFAULT: 0.75;
+  readonly BM25_K1_DEFAULT: 0.8999999761581421;
+  readonly BM25_B_DEFAULT: 0.5;
   readonly BM25_K1_MAX: 10;
   readonly FILTER_VALUES_MAX: 256;
   readonly FILTER_VALUE_BYTES_MAX: 256;
   readonly RRF_K_DEFAULT: 60;
   readonly HYBRID_ALPHA_DEFAULT: 0.7;
+  readonly FUSION_Z_CLIP: 3;
+  readonly FUSION_CONFIDENCE_TOP: 10;
+  readonly FUSION_COVERAGE_POWER: 2;
+  readonly HYBRID_ALPHA_PRIOR: 0.5;
+  readonly TIME_BOOST: 0.5;
+  readonly LTM_EXPAND_MAX: 5;
   readonly EMBED_DIM_DEFAULT: 384;
   readonly EMBED_DIM_MIN: 16;
   readonly EMBED_MIX_STATIC_WEIGHT: 0.6000000238418579;
@@ -1371,9 +1377,26 @@ export interface MemoryHit extends MemoryRecord {
   /** Cosine distance, or `1 - score` for keyword and hybrid. */
   dist: number;
   score: number;
+  /** The mode that ranked the hit (`auto` runs as hybrid or keyword). */
   score_type: "semantic" | "keyword" | "hybrid";
   /** The vector segment that answered (0 = the flat one), or null. */
   segment: number | null;
+  /** With `expand: n`: up to n turns before and after the hit in its session, in order. */
+  context?: MemoryRecord[];
+}
+
+/** How a time expression in the query was read (`time_query` of a search answer). */
+export interface TimeQuery {
+  /** The words read, as written in the query. */
+  text: string;
+  /** Start of the window (inclusive), or null when open. */
+  from: string | null;
+  /** End of the window (exclusive), or null when open. */
+  to: string | null;
+  grain: "day" | "week" | "month" | "year" | "open";
+  /** What relative expressions were counted from. */
+  reference_time: string;
+  tz_offset_minutes: number;
 }
 
 export type TagFilter = { eq?: string; ne?: string; any?: string[]; all?: string[]; none?: string[]; startswith?: string };
@@ -1381,15 +1404,27 @@ export type TimeFilter = { gt?: string | number; gte?: string | number; lt?: str
 
 export interface SearchQueryFields {
   text?: string;
-  mode?: "semantic" | "keyword" | "hybrid";
+  /**
+   * Default `"auto"`: hybrid when the namespace's vectors can help (a model's
+   * or the bundled offline embedder's), keyword otherwise. The answer's
+   * `search_mode` says which ran.
+   */
+  mode?: "auto" | "semantic" | "keyword" | "hybrid";
   vector?: Float32Array;
   limit?: number;
   offset?: number;
+  /** Hybrid: the vector side's prior weight, 0 to 1 (default 0.5), moved per query by keyword coverage. */
   hybridAlpha?: number;
   fusion?: "alpha" | "rrf";
   recencyBoost?: boolean;
   distanceThreshold?: number;
   ef?: number;
+  /** Attach up to this many turns (0 to 5) before and after each hit, from its session, as `context`. */
+  expand?: number;
+  /** What time expressions in `text` ("last May", "two weeks ago") are read against; default now. RFC 3339. */
+  referenceTime?: string;
+  /** The caller's UTC offset, `"+01:00"` or `"Z"`; default the offset in `referenceTime`, else UTC. */
+  tz?: string;
   embedder?: Embedder;
   user_id?: TagFilter;
   session_id?: TagFilter;
@@ -1400,11 +1435,13 @@ export interface SearchQueryFields {
   created_at?: TimeFilter;
   last_accessed?: TimeFilter;
   event_date?: TimeFilter;
+  /** Who said a dialog turn: the record's `metadata.speaker`. */
+  speaker?: TagFilter;
 }
 
 /**
- * A `text`, a query `vector`, both, or neither. Semantic (the default) and
- * hybrid search embed the text when no vector is given; keyword search ranks
+ * A `text`, a query `vector`, both, or neither. Auto (the default), semantic
+ * and hybrid search embed the text when no vector is given; keyword search ranks
  * by the text alone. With neither, the search is a filter-only listing,
  * newest first (as AMS answers a search without text).
  */
@@ -1421,7 +1458,7 @@ export class LongTermMemory {
    */
   search<F extends keyof MemoryHit = keyof MemoryHit>(
     query: SearchQuery & { fields?: F[] },
-  ): Promise<{ memories: Array<Pick<MemoryHit, F>>; total: number; next_offset: number | null; exact_filter: boolean }>;
+  ): Promise<{ memories: Array<Pick<MemoryHit, F>>; total: number; next_offset: number | null; exact_filter: boolean; search_mode: "semantic" | "keyword" | "hybrid"; time_query: TimeQuery[] }>;
   get(id: string): Promise<MemoryRecord | null>;
   edit(id: string, patch: Partial<MemoryRecordInput>, options?: { embedder?: Embedder }): Promise<MemoryRecord>;
   /**

@@ -100,17 +100,18 @@ export class LongTermMemory {
   }
 
   /**
-   * Searches: `{text, mode: "semantic" | "keyword" | "hybrid", vector?,
-   * limit?, offset?, hybridAlpha?, fusion?: "alpha" | "rrf",
-   * recencyBoost?, distanceThreshold?, ef?}` plus AMS filters in snake_case
-   * (`user_id: {eq}`, `topics: {any}`, `memory_type: {eq}`, `created_at:
-   * {gte, lte}`, ...). Resolves to `{memories: [record + dist, score,
-   * score_type, segment], total, next_offset}`; with `fields: ["id",
-   * "score"]` each hit holds only those fields.
+   * Searches: `{text, mode: "auto" (default) | "semantic" | "keyword" |
+   * "hybrid", vector?, limit?, offset?, hybridAlpha?, fusion?: "alpha" |
+   * "rrf", recencyBoost?, distanceThreshold?, ef?, expand?, referenceTime?,
+   * tz?}` plus AMS filters in snake_case (`user_id: {eq}`, `topics: {any}`,
+   * `memory_type: {eq}`, `created_at: {gte, lte}`, `speaker: {eq}`, ...).
+   * Resolves to `{memories: [record + dist, score, score_type, segment,
+   * context?], total, next_offset, search_mode, time_query}`; with `fields:
+   * ["id", "score"]` each hit holds only those fields.
    */
-  async search({ text, mode, vector, limit, offset, hybridAlpha, fusion, recencyBoost, distanceThreshold, ef, fields, embedder, ...filters } = {}) {
+  async search({ text, mode, vector, limit, offset, hybridAlpha, fusion, recencyBoost, distanceThreshold, ef, expand, referenceTime, tz, fields, embedder, ...filters } = {}) {
     if (vector !== undefined && !(vector instanceof Float32Array)) throw invalid("vector", "must be a Float32Array");
-    const body = toJson({ text, search_mode: mode, limit, offset, hybrid_alpha: hybridAlpha, fusion, recency_boost: recencyBoost, distance_threshold: distanceThreshold, ef, fields, ...filters }, "query");
+    const body = toJson({ text, search_mode: mode, limit, offset, hybrid_alpha: hybridAlpha, fusion, recency_boost: recencyBoost, distance_threshold: distanceThreshold, ef, expand, reference_time: referenceTime, tz, fields, ...filters }, "query");
     return this.#api("POST", "/v1/long-term-memory/search", "", body, undefined, checkEmbedder(embedder) ?? this.#embedder, vector);
   }
 

@@ -112,14 +112,15 @@ pub const MEMORY_RECORD: S = Obj(
     true,
 );
 
-/// AMS's `SearchRequest`, plus edgemem's `fusion`, `ef` and `fields`.
+/// AMS's `SearchRequest`, plus edgemem's `auto` mode, `fusion`, `ef`,
+/// `fields`, `expand`, `reference_time`, `tz` and the `speaker` filter.
 pub const SEARCH_BODY: S = Obj(
     &[
         opt("text", Nullable(&Str(l::QUERY_TEXT_BYTES_MAX)), "what to look for; empty lists by filters alone"),
-        opt("search_mode", Enum(&["semantic", "keyword", "hybrid"]), "default semantic"),
+        opt("search_mode", Enum(&["auto", "semantic", "keyword", "hybrid"]), "default auto: hybrid when the vectors can help, else keyword"),
         opt("limit", Int(1, l::VECTOR_K_MAX as i64), "default 10"),
         opt("offset", Int(0, l::LTM_SEARCH_OFFSET_MAX as i64), ""),
-        opt("hybrid_alpha", Num(0.0, 1.0), "weight of the vector side in hybrid mode"),
+        opt("hybrid_alpha", Num(0.0, 1.0), "prior weight of the vector side in hybrid mode (default 0.5), moved per query by keyword coverage"),
         opt("fusion", Enum(&["alpha", "rrf"]), "how hybrid mode fuses"),
         opt("distance_threshold", Nullable(&Num(0.0, 2.0)), "drop hits farther than this"),
         opt("recency_boost", Bool, "AMS's recency re-rank (default on)"),
@@ -131,6 +132,9 @@ pub const SEARCH_BODY: S = Obj(
         opt("recency_half_life_created_days", Num(0.0, 1e6), ""),
         opt("ef", Nullable(&Int(0, l::VECTOR_EF_MAX as i64)), "ANN search breadth"),
         opt("fields", Arr(&Enum(&HIT_FIELD_NAMES), HIT_FIELD_NAMES.len()), "answer only these fields of each hit"),
+        opt("expand", Int(0, l::LTM_EXPAND_MAX as i64), "attach this many turns before and after each hit (same session) as its context"),
+        opt("reference_time", Nullable(&DateTime), "what time expressions in the text are read against; default now"),
+        opt("tz", Nullable(&Str(16)), "the caller's UTC offset (\"+01:00\", \"Z\"); default the reference time's, else UTC"),
         opt("session_id", Nullable(&TAG_FILTER), ""),
         opt("user_id", Nullable(&TAG_FILTER), ""),
         opt("namespace", Nullable(&TAG_FILTER), ""),
@@ -141,6 +145,7 @@ pub const SEARCH_BODY: S = Obj(
         opt("created_at", Nullable(&TIME_FILTER), ""),
         opt("last_accessed", Nullable(&TIME_FILTER), ""),
         opt("event_date", Nullable(&TIME_FILTER), ""),
+        opt("speaker", Nullable(&TAG_FILTER), "who said a dialog turn (metadata.speaker)"),
     ],
     // AMS clients send model fields edgemem ignores.
     true,
@@ -154,7 +159,16 @@ pub const HIT_FIELD_NAMES: [&str; 25] = [
 ];
 
 /// AMS's `MemoryRecordResults`.
-pub const SEARCH_RESULTS: S = Obj(&[req("memories", Arr(&S::Map, l::VECTOR_K_MAX), ""), req("total", Int(0, U32), ""), opt("next_offset", Nullable(&Int(0, U32)), "")], true);
+pub const SEARCH_RESULTS: S = Obj(
+    &[
+        req("memories", Arr(&S::Map, l::VECTOR_K_MAX), ""),
+        req("total", Int(0, U32), ""),
+        opt("next_offset", Nullable(&Int(0, U32)), ""),
+        opt("search_mode", Enum(&["semantic", "keyword", "hybrid"]), "the mode that ran"),
+        opt("time_query", Arr(&S::Map, l::TIME_WINDOWS_MAX), "how time expressions in the text were read"),
+    ],
+    true,
+);
 
 /// A chat message as a client sends it.
 pub const MESSAGE_IN: S = Obj(

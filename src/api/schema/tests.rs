@@ -37,6 +37,7 @@ fn sample_for(op: &Op, name: &str, s: &S, all: bool) -> Option<Value> {
         ("tool-ttls", "ttls") => json!({ "s1": 60 }),
         ("prompt", "window_tokens") => json!(4096),
         (_, "long_term_memory_strategy") => json!({ "strategy": "discrete", "config": {} }),
+        ("long-term-memory/search", "tz") => json!("+01:00"),
         _ => return matches!(s, S::Any).then(|| json!({ "k": "v" })),
     })
 }

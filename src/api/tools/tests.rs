@@ -33,7 +33,7 @@ fn every_tool_renders_in_every_format_with_a_closed_object_schema() {
     }
     let mcp = schemas("mcp", |_| true).unwrap();
     let search = mcp.as_array().unwrap().iter().find(|t| t["name"] == "search_long_term_memory").unwrap();
-    assert_eq!(search["inputSchema"]["properties"]["search_mode"]["enum"], json!(["semantic", "keyword", "hybrid"]));
+    assert_eq!(search["inputSchema"]["properties"]["search_mode"]["enum"], json!(["auto", "semantic", "keyword", "hybrid"]));
     // AMS's argument names and shapes: filters as objects, its extras accepted.
     assert_eq!(search["inputSchema"]["properties"]["namespace"]["type"], json!(["object", "null"]));
     assert_eq!(search["inputSchema"]["properties"]["optimize_query"]["type"], "boolean");
