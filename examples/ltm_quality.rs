@@ -19,6 +19,11 @@
 //!   --stem none|plural|light|english   --no-split   --no-stop   --k1 X   --b X
 //!   --dim N               embedder dimensions (default 384)
 //!   --skip-embed          keyword search only
+//!   --neighbours          convbench: index each turn with its session
+//!                         neighbours' text (the alternative to `expand`)
+//!   --alphas A,B,...      fusion priors to grid (default 0.3,0.5,0.7)
+//!   --check               exit non-zero when a shipped fusion rule falls
+//!                         more than 0.005 nDCG@10 below its better input
 //! ```
 //!
 //! Prints nDCG@10, recall@5 and recall@10 (hits / relevant), hit@10 (some
@@ -91,6 +96,10 @@ impl Report {
         }
     }
 
+    fn ndcg(&self) -> f64 {
+        self.by_kind.get("overall").map_or(0.0, |s| s.ndcg / s.n.max(1) as f64)
+    }
+
     fn print(&self, name: &str, qps: Option<f64>) {
         for (kind, s) in &self.by_kind {
             let n = s.n as f64;
@@ -157,7 +166,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     params.validate()?;
 
     let data = load(&dir, arg("--split").as_deref())?;
-    let (passages, queries, minilm_docs, minilm_queries) = (data.passages, data.queries, data.minilm_docs, data.minilm_queries);
+    let (mut passages, queries, minilm_docs, minilm_queries) = (data.passages, data.queries, data.minilm_docs, data.minilm_queries);
+    // The "neighbours in the index" variant of issue 19: each turn indexed
+    // with the text of the turns before and after it in its session.
+    if flag("--neighbours") {
+        let own = passages.clone();
+        for (i, text) in passages.iter_mut().enumerate() {
+            for j in [i.wrapping_sub(1), i + 1] {
+                if data.sessions.get(j).is_some_and(|s| s.is_some() && *s == data.sessions[i]) {
+                    text.push(' ');
+                    text.push_str(&own[j]);
+                }
+            }
+        }
+    }
     println!("{} passages, {} queries; analyzer {analyzer:?}, {params:?}", passages.len(), queries.len());
 
     // ---- BM25 ----
@@ -324,53 +346,59 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     report.print("minilm", None);
 
     // ---- Fusions of BM25 top-100 with each vector top-100 ----
+    // The shipped rule (`LongTerm::search`): min-max blend or weighted RRF
+    // with the vector weight set per query by keyword coverage and vector
+    // confidence from the prior; next to AMS's blend and plain RRF (the
+    // rules before issue 19) and fixed-weight blends for reference.
     let alphas: Vec<f64> = arg("--alphas").map_or(Ok(vec![0.3, 0.5, 0.7]), |a| a.split(',').map(str::parse).collect())?;
-    for (name, vector) in [("mixed-embed", &mixed_hits), ("minilm", &minilm_hits)] {
+    let keyword_report = {
+        let mut r = Report::default();
+        for (q, hits) in queries.iter().zip(&keyword) {
+            r.add(&q.kind, &hits.iter().map(|h| h.0).collect::<Vec<_>>(), &q.relevant);
+        }
+        r
+    };
+    let mut worst_gap = f64::INFINITY;
+    for (name, vector) in [("hash-embed", &hashed_hits), ("mixed-embed", &mixed_hits), ("minilm", &minilm_hits)] {
         let mut reports: BTreeMap<String, Report> = BTreeMap::new();
+        let mut vector_report = Report::default();
         let mut fused = Vec::new();
         for (((query, kw), vec_hits), &ceiling) in queries.iter().zip(&keyword).zip(vector.iter()).zip(&ceilings) {
-            let coverage = if ceiling > 0.0 { f64::from(kw.first().map_or(0.0, |h| h.1) / ceiling).clamp(0.0, 1.0) } else { 0.0 };
+            vector_report.add(&query.kind, &vec_hits.iter().map(|h| h.0).collect::<Vec<_>>(), &query.relevant);
             let mut add = |label: String, fused: &[(u64, f64)]| reports.entry(label).or_default().add(&query.kind, &fused.iter().map(|h| h.0).collect::<Vec<_>>(), &query.relevant);
             let kw_keys: Vec<u64> = kw.iter().map(|h| h.0).collect();
             let vec_keys: Vec<u64> = vec_hits.iter().map(|h| h.0).collect();
             rank::rrf(&[&kw_keys, &vec_keys], limits::RRF_K_DEFAULT, &mut fused);
-            add("rrf".into(), &fused);
+            add("before: rrf".into(), &fused);
             let dist: Vec<(u64, f32)> = vec_hits.iter().map(|&(k, sim)| (k, 1.0 - sim)).collect();
             rank::alpha_hybrid(kw, &dist, limits::HYBRID_ALPHA_DEFAULT, TextNorm::Max, &mut fused)?;
-            add("ams-alpha0.7-max".into(), &fused);
+            add("before: ams-alpha0.7".into(), &fused);
+            let coverage = fuse::coverage(kw.first().map_or(0.0, |h| h.1), ceiling);
+            let sure = fuse::confidence(&vec_hits.iter().map(|h| f64::from(h.1)).collect::<Vec<_>>()) / limits::FUSION_Z_CLIP;
             for &a in &alphas {
-                fuse::fuse(kw, vec_hits, a, fuse::Norm::ZScore, &mut fused)?;
-                add(format!("z{a}"), &fused);
                 fuse::fuse(kw, vec_hits, a, fuse::Norm::MinMax, &mut fused)?;
-                add(format!("minmax{a}"), &fused);
-                fuse::weighted_rrf(&kw_keys, &vec_keys, a, limits::RRF_K_DEFAULT, &mut fused)?;
-                add(format!("wrrf{a}"), &fused);
-                let w = fuse::adaptive_weight(kw, vec_hits, a);
+                add(format!("fixed minmax{a}"), &fused);
+                let w = fuse::coverage_weight(coverage, sure, a)?;
                 fuse::fuse(kw, vec_hits, w, fuse::Norm::MinMax, &mut fused)?;
-                add(format!("ad-minmax{a}"), &fused);
-                fuse::fuse(kw, vec_hits, w, fuse::Norm::ZScore, &mut fused)?;
-                add(format!("ad-z{a}"), &fused);
+                add(format!("coverage minmax{a}"), &fused);
                 fuse::weighted_rrf(&kw_keys, &vec_keys, w, limits::RRF_K_DEFAULT, &mut fused)?;
-                add(format!("ad-wrrf{a}"), &fused);
-                for p in [1.0, 2.0, 3.0] {
-                    let (x, y) = (a * (1.0 - coverage).powf(p), (1.0 - a) * coverage.powf(p));
-                    let w = if x + y > 0.0 { x / (x + y) } else { a };
-                    fuse::fuse(kw, vec_hits, w, fuse::Norm::MinMax, &mut fused)?;
-                    add(format!("cov{p}-minmax{a}"), &fused);
-                    fuse::weighted_rrf(&kw_keys, &vec_keys, w, limits::RRF_K_DEFAULT, &mut fused)?;
-                    add(format!("cov{p}-wrrf{a}"), &fused);
-                    // Coverage and the vector side's own confidence together.
-                    let cv = fuse::confidence(&vec_hits.iter().map(|h| f64::from(h.1)).collect::<Vec<_>>()) / limits::FUSION_Z_CLIP;
-                    let (x, y) = (a * ((1.0 - coverage) * cv).powf(p / 2.0), (1.0 - a) * coverage.powf(p));
-                    let w = if x + y > 0.0 { x / (x + y) } else { a };
-                    fuse::fuse(kw, vec_hits, w, fuse::Norm::MinMax, &mut fused)?;
-                    add(format!("covc{p}-minmax{a}"), &fused);
-                }
+                add(format!("coverage rrf{a}"), &fused);
             }
         }
+        let better = keyword_report.ndcg().max(vector_report.ndcg());
         for (label, report) in &reports {
+            let gap = report.ndcg() - better;
             report.print(&format!("{label}(bm25,{name})"), None);
+            println!("{:<28} gap to the better input: {gap:+.4}", format!("{label}(bm25,{name})"));
+            let shipped = label == &format!("coverage minmax{}", limits::HYBRID_ALPHA_PRIOR) || label == &format!("coverage rrf{}", limits::HYBRID_ALPHA_PRIOR);
+            if shipped && name != "hash-embed" {
+                worst_gap = worst_gap.min(gap);
+            }
         }
+    }
+    println!("fusion check: worst gap of the shipped rules (mixed, MiniLM) to their better input {worst_gap:+.4} (goal >= -0.005)");
+    if flag("--check") && worst_gap < -0.005 {
+        return Err("fusion check failed".into());
     }
     Ok(())
 }
@@ -393,6 +421,8 @@ struct Data {
     queries: Vec<Query>,
     minilm_docs: &'static str,
     minilm_queries: &'static str,
+    /// Each passage's session, for the dialog set (turns in file order).
+    sessions: Vec<Option<String>>,
 }
 
 fn jsonl(path: &str) -> Result<Vec<serde_json::Value>, Box<dyn std::error::Error>> {
@@ -426,7 +456,8 @@ fn load(dir: &str, split: Option<&str>) -> Result<Data, Box<dyn std::error::Erro
             });
         }
         let passages = turns.iter().map(|t| t["text"].as_str().unwrap_or_default().to_string()).collect();
-        return Ok(Data { passages, queries, minilm_docs: "turns.minilm.f32", minilm_queries: "questions.minilm.f32" });
+        let sessions = turns.iter().map(|t| t["session_id"].as_str().map(str::to_owned)).collect();
+        return Ok(Data { passages, queries, minilm_docs: "turns.minilm.f32", minilm_queries: "questions.minilm.f32", sessions });
     }
     let conversational = std::path::Path::new(&format!("{dir}/memories.jsonl")).exists();
     let (docs_file, minilm_docs, minilm_queries) =
@@ -445,7 +476,7 @@ fn load(dir: &str, split: Option<&str>) -> Result<Data, Box<dyn std::error::Erro
         let text = v["text"].as_str().unwrap_or_default().to_string();
         queries.push(Query { kind: kind.as_str().unwrap_or_default().to_string(), text, relevant, scope: all.clone(), row });
     }
-    Ok(Data { passages, queries, minilm_docs, minilm_queries })
+    Ok(Data { passages, queries, minilm_docs, minilm_queries, sessions: Vec::new() })
 }
 
 fn read_f32(path: &str) -> Result<Vec<f32>, std::io::Error> {
@@ -468,4 +499,75 @@ fn exact_top(rows: &[f32], dim: usize, q: &[f32], k: usize, scope: &[u64]) -> Ve
     }
     all.sort_by(order);
     all
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A three-turn, two-dialog toy in convbench's layout.
+    fn toy() -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("edgemem-convbench-toy-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let turns = [
+            r#"{"dialog_id":"d01","session_id":"d01-s1","session_date":"2023-01-02","turn_id":"d01-s1-t01","speaker":"Ana","role":"user","text":"My dog is called Tofu."}"#,
+            r#"{"dialog_id":"d01","session_id":"d01-s1","session_date":"2023-01-02","turn_id":"d01-s1-t02","speaker":"assistant","role":"assistant","text":"What a lovely name."}"#,
+            r#"{"dialog_id":"d02","session_id":"d02-s1","session_date":"2023-02-03","turn_id":"d02-s1-t01","speaker":"Rui","role":"user","text":"My dog is called Miso."}"#,
+        ];
+        std::fs::write(dir.join("dialogs.jsonl"), turns.join("\n")).unwrap();
+        let questions = [
+            r#"{"qid":"d01-q01","dialog_id":"d01","split":"dev","kind":"single_hop","question":"What is my dog called?","evidence":["d01-s1-t01"],"answer":"Tofu"}"#,
+            r#"{"qid":"d02-q01","dialog_id":"d02","split":"test","kind":"multi_hop","question":"What is my dog called?","evidence":["d02-s1-t01","nope"],"answer":"Miso"}"#,
+        ];
+        std::fs::write(dir.join("questions.jsonl"), questions.join("\n")).unwrap();
+        dir
+    }
+
+    #[test]
+    fn convbench_questions_see_only_their_dialog_and_labels_map_to_rows() {
+        let dir = toy();
+        let data = load(dir.to_str().unwrap(), None).unwrap();
+        assert_eq!(data.passages.len(), 3);
+        assert_eq!(data.queries.len(), 2);
+        assert_eq!((data.queries[0].scope.as_slice(), data.queries[0].relevant.as_slice()), (&[0u64, 1][..], &[0u64][..]));
+        // An unknown evidence id is dropped, not guessed.
+        assert_eq!((data.queries[1].scope.as_slice(), data.queries[1].relevant.as_slice()), (&[2u64][..], &[2u64][..]));
+        assert_eq!(data.sessions[0], data.sessions[1]);
+        let test = load(dir.to_str().unwrap(), Some("test")).unwrap();
+        assert_eq!((test.queries.len(), test.queries[0].row), (1, 1));
+        // BM25 through the same scope finds each dialog's own dog only.
+        let mut index = Bm25Index::new(Analyzer::default(), Bm25Params::default());
+        for (row, text) in data.passages.iter().enumerate() {
+            index.add(row as u64, text).unwrap();
+        }
+        let (mut scratch, mut out) = (Bm25Scratch::default(), Vec::new());
+        for q in &data.queries {
+            index.search(&q.text, 10, scope(q), &mut scratch, &mut out).unwrap();
+            assert!(out.iter().all(|h| q.scope.contains(&h.0)));
+        }
+        assert_eq!(exact_top(&[1.0, 0.0, 0.0, 1.0, 1.0, 0.0], 2, &[1.0, 0.0], 5, &[1, 2]), [(2, 1.0), (1, 0.0)]);
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
+    fn metrics_by_hand() {
+        let mut r = Report::default();
+        // Relevant at ranks 1 and 3 of two relevant: DCG 1 + 1/2, ideal 1 + 1/log2(3).
+        r.add("a", &[7, 1, 8, 2], &[7, 8]);
+        let s = r.by_kind["a"];
+        let ideal = 1.0 + 1.0 / 3f64.log2();
+        assert!((s.ndcg - 1.5 / ideal).abs() < 1e-12);
+        assert_eq!((s.recall5, s.recall, s.hit, s.mrr), (1.0, 1.0, 1.0, 1.0));
+        // Found only at rank 6: in recall@10 and hit@10, not in recall@5.
+        let mut r = Report::default();
+        r.add("b", &[1, 2, 3, 4, 5, 9], &[9]);
+        let s = r.by_kind["b"];
+        assert_eq!((s.recall5, s.recall, s.hit), (0.0, 1.0, 1.0));
+        assert!((s.mrr - 1.0 / 6.0).abs() < 1e-12);
+        // Nothing found, and the overall row sums both kinds.
+        r.add("c", &[1], &[2]);
+        assert_eq!((r.by_kind["c"].ndcg, r.by_kind["c"].hit), (0.0, 0.0));
+        assert_eq!(r.by_kind["overall"].n, 2);
+        assert!((r.ndcg() - r.by_kind["b"].ndcg / 2.0).abs() < 1e-12);
+    }
 }

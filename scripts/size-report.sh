@@ -32,10 +32,14 @@
 # parse errors) took them to 1,201 KB / 1,466 KB: a decision, recorded here
 # and in the issue's note. The OpenAPI generator and the full table of 97
 # operations are native only and add nothing.
+# Issue 19 (Snowball's English stemmer, about 10 KB gzip measured alone in a
+# wasm32 LTO build; time expressions; coverage-weighted fusion; neighbouring
+# turns) took them to 1,235 KB / 1,509 KB: a decision, recorded here and in
+# the issue's note.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-NPM_WASM_GZIP_BYTES_MAX=1230000
-WORKER_GZIP_BYTES_MAX=1500000
+NPM_WASM_GZIP_BYTES_MAX=1250000
+WORKER_GZIP_BYTES_MAX=1525000
 
 gz() { gzip -9c "$@" | wc -c; }
 npm_raw=$(wc -c < pkg/edgemem_bg.wasm)

@@ -23,7 +23,7 @@ const L = {
   searchForm: $("ltm-search-form"),
   query: $("ltm-query"),
   search: $("ltm-search"),
-  modes: [$("ltm-mode-semantic"), $("ltm-mode-keyword"), $("ltm-mode-hybrid")],
+  modes: [$("ltm-mode-auto"), $("ltm-mode-semantic"), $("ltm-mode-keyword"), $("ltm-mode-hybrid")],
   alpha: $("ltm-alpha"),
   alphaValue: $("ltm-alpha-value"),
   rrf: $("ltm-rrf"),
@@ -107,7 +107,7 @@ function memoryFromForm() {
 }
 
 function mode() {
-  return L.modes.find((r) => r.checked)?.value ?? "semantic";
+  return L.modes.find((r) => r.checked)?.value ?? "auto";
 }
 
 /** The search form as the package's query: `{text, mode, ...}` plus AMS filters. */
@@ -220,6 +220,9 @@ function describeQuery(q) {
 function renderResults(result, q) {
   const hits = result.memories;
   L.results.dataset.mode = q.mode;
+  // What auto ran as, and how a time expression in the query was read.
+  L.results.dataset.searchMode = result.search_mode ?? q.mode;
+  L.results.dataset.timeQuery = (result.time_query ?? []).map((t) => `${t.text}: ${t.from ?? "…"} – ${t.to ?? "…"}`).join("; ");
   L.results.dataset.total = String(result.total);
   L.results.dataset.exactFilter = String(result.exact_filter);
   L.rows.replaceChildren(...hits.map((h, i) => hitRow(h, i + 1)));

@@ -51,12 +51,13 @@ export function modes(K) {
     ["edgemem semantic (MiniLM)", "minilm", "semantic", [], (lt, q, v) => lt.search({ text: q.question, vector: v, namespace: ns(q), mode: "semantic", ...off })],
     ["edgemem hybrid alpha (MiniLM)", "minilm", "hybrid", [], (lt, q, v) => lt.search({ text: q.question, vector: v, namespace: ns(q), mode: "hybrid", ...off })],
     ["edgemem hybrid rrf (MiniLM)", "minilm", "hybrid-rrf", [], (lt, q, v) => lt.search({ text: q.question, vector: v, namespace: ns(q), mode: "hybrid", fusion: "rrf", ...off })],
-    // Not in the package yet (issue 19): n/a until index.d.ts declares them.
-    // The `expand` value is a guess at its final shape; adjust with the API.
+    // Issue 19: n/a with a package whose index.d.ts does not declare them.
     ["edgemem auto (offline)", "offline", "auto", [["mode", "auto"]], (lt, q) => lt.search({ text: q.question, namespace: ns(q), mode: "auto", ...off })],
     ["edgemem auto (MiniLM)", "minilm", "auto", [["mode", "auto"]], (lt, q, v) => lt.search({ text: q.question, vector: v, namespace: ns(q), mode: "auto", ...off })],
     ["edgemem auto + referenceTime (offline)", "offline", "auto", [["mode", "auto"], ["referenceTime"]], (lt, q) => lt.search({ text: q.question, namespace: ns(q), mode: "auto", referenceTime: q.reference_time, ...off })],
-    ["edgemem hybrid rrf + expand (offline)", "offline", "hybrid-rrf", [["expand"]], (lt, q) => lt.search({ text: q.question, namespace: ns(q), mode: "hybrid", fusion: "rrf", expand: 1, ...off })],
+    // Expansion at an equal budget of turns shown: 4 hits, each with one
+    // turn either side, read in order (hit, its context), cut at K turns.
+    ["edgemem auto + expand 1, 4 hits (offline)", "offline", "auto", [["mode", "auto"], ["expand"]], (lt, q) => lt.search({ text: q.question, namespace: ns(q), mode: "auto", expand: 1, ...off, limit: Math.ceil(K / 3) })],
   ];
 }
 
@@ -135,7 +136,8 @@ export async function edgememConvbench({ set, K, evaluate }) {
       const r = await evaluate(label, async (q) => {
         const answer = await search(lt, q, set.vectors.question(q.row));
         if (answer.exact_filter === false) inexact++;
-        const ids = api.hits(answer).map(api.hitId);
+        // A hit's context turns (expand) follow it, once each.
+        const ids = [...new Set(api.hits(answer).flatMap((h) => [api.hitId(h), ...(h.context ?? []).map(api.hitId)]))];
         stray += ids.filter((id) => !String(id).startsWith(`${q.dialog_id}-`)).length;
         return ids;
       });

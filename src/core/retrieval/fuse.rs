@@ -39,7 +39,7 @@ pub fn confidence(scores: &[f64]) -> f64 {
     let n = finite.len() as f64;
     let mean = finite.iter().sum::<f64>() / n;
     let sd = (finite.iter().map(|s| (s - mean) * (s - mean)).sum::<f64>() / n).sqrt();
-    if !(sd > f64::EPSILON) {
+    if !sd.is_finite() || sd <= f64::EPSILON {
         return 0.0;
     }
     let mut top = finite;
@@ -78,7 +78,7 @@ fn standardize(scores: &[f64], norm: Norm) -> (Vec<f64>, f64) {
             let mean = finite.iter().sum::<f64>() / n;
             let var = finite.iter().map(|s| (s - mean) * (s - mean)).sum::<f64>() / n;
             let sd = var.sqrt();
-            if !(sd > f64::EPSILON) {
+            if !sd.is_finite() || sd <= f64::EPSILON {
                 return (vec![0.0; finite.len()], 0.0);
             }
             let clip = limits::FUSION_Z_CLIP;
@@ -86,7 +86,7 @@ fn standardize(scores: &[f64], norm: Norm) -> (Vec<f64>, f64) {
         }
         Norm::MinMax => {
             let (lo, hi) = finite.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &s| (lo.min(s), hi.max(s)));
-            if !(hi - lo > f64::EPSILON) {
+            if !(hi - lo).is_finite() || hi - lo <= f64::EPSILON {
                 return (vec![0.0; finite.len()], 0.0);
             }
             finite.iter().map(|s| (s - lo) / (hi - lo)).collect()
