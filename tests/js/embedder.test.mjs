@@ -32,8 +32,11 @@ test("with no option, semantic search ranks the paraphrased answer first", async
 test("the hashed embedder, asked for, is the one the issue measured: it misses the paraphrase", async () => {
   const memory = await Memory.open({ offlineEmbedder: "hash" });
   await memory.longTerm.create(MEMORIES);
-  const r = await memory.longTerm.search({ text: QUERY, limit: 5 });
+  const r = await memory.longTerm.search({ text: QUERY, limit: 5, mode: "semantic" });
   assert.notEqual(r.memories[0].id, "units", "if the hashed embedder now finds it, the test no longer shows the difference");
+  // Which is why the default (auto) runs keyword search over hashed vectors.
+  const auto = await memory.longTerm.search({ text: QUERY, limit: 5 });
+  assert.equal(auto.search_mode, "keyword");
   assert.equal((await memory.request("GET", "/v1/stats")).embedder, "edgemem-hash-v1/384");
   memory.free();
   await assert.rejects(Memory.open({ offlineEmbedder: "bert" }), (e) => e.code === "invalid_input");
@@ -47,14 +50,18 @@ test("another embedder's vectors are refused with embedder_mismatch, and reembed
 
   const memory = await Memory.open({ store });
   for (const attempt of [
-    () => memory.longTerm.search({ text: QUERY }),
+    () => memory.longTerm.search({ text: QUERY, mode: "semantic" }),
+    () => memory.longTerm.search({ text: QUERY, mode: "hybrid" }),
     () => memory.longTerm.create([{ id: "tea", text: "User drinks green tea." }]),
     () => memory.longTerm.edit("paris", { text: "User visited Paris twice." }),
   ]) {
     await assert.rejects(attempt(), (e) => e.code === "embedder_mismatch" && /reembed/.test(e.message));
   }
-  // Keyword search needs no vectors and still works.
+  // Keyword search needs no vectors and still works; auto falls back to it.
   assert.equal(ids(await memory.longTerm.search({ text: "peanuts", mode: "keyword" }))[0], "peanuts");
+  const auto = await memory.longTerm.search({ text: "peanuts" });
+  assert.equal(ids(auto)[0], "peanuts");
+  assert.equal(auto.search_mode, "keyword");
   const moved = await memory.longTerm.reembed();
   assert.match(moved.embedder, /^edgemem-minilm-static-v\d+-192d\+edgemem-hash-v1\/384@/);
   assert.deepEqual({ ...moved, embedder: "" }, { embedder: "", previous: "edgemem-hash-v1/384", reembedded: 5, remaining: 0, done: true });

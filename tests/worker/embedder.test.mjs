@@ -40,10 +40,14 @@ test("the default embedder finds the paraphrase; another embedder's namespace is
     // ...then served with the default (static) one.
     ({ mf, call } = await startWorker({ persistDir: dir }));
     try {
-      const refused = await call("POST", "/v1/long-term-memory/search?namespace=emb", QUERY);
+      const refused = await call("POST", "/v1/long-term-memory/search?namespace=emb", { ...QUERY, search_mode: "semantic" });
       assert.equal(refused.status, 422, refused.text);
       assert.equal(refused.json.code, "embedder_mismatch");
       assert.match(refused.json.detail, /reembed/);
+      // With no mode named (auto), the old vectors are left alone: keyword.
+      const auto = await call("POST", "/v1/long-term-memory/search?namespace=emb", QUERY);
+      assert.equal(auto.status, 200, auto.text);
+      assert.equal(auto.json.search_mode, "keyword", auto.text);
       const moved = await call("POST", "/v1/long-term-memory/reembed?namespace=emb", {});
       assert.equal(moved.status, 200, moved.text);
       assert.equal(moved.json.done, true);
@@ -53,6 +57,8 @@ test("the default embedder finds the paraphrase; another embedder's namespace is
       const found = await call("POST", "/v1/long-term-memory/search?namespace=emb", QUERY);
       assert.equal(found.status, 200, found.text);
       assert.equal(found.json.memories[0].id, "units", found.text);
+      // The default (auto) now runs hybrid over the static embedder's vectors.
+      assert.equal(found.json.search_mode, "hybrid", found.text);
       // A fresh namespace takes the static embedder from the first write.
       assert.equal((await call("POST", "/v1/long-term-memory/?namespace=fresh", { memories: MEMORIES })).status, 200);
       assert.equal((await call("POST", "/v1/long-term-memory/search?namespace=fresh", QUERY)).json.memories[0].id, "units");
