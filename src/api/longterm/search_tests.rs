@@ -121,3 +121,21 @@ fn auto_runs_hybrid_with_vectors_and_keyword_without() {
         assert_eq!((r.status, r.body["code"].as_str()), (422, Some("invalid_input")), "{bad}: {}", r.body);
     }
 }
+
+#[test]
+fn the_window_decides_between_equal_texts() {
+    let mut api = Api::new();
+    let r = api.call(
+        "POST",
+        "/v1/long-term-memory/",
+        r#"{"memories": [{"id": "tuesday", "text": "Went to the gym.", "created_at": "2024-01-09T18:00:00Z"}, {"id": "friday", "text": "Went to the gym.", "created_at": "2024-01-05T18:00:00Z"}], "deduplicate": false}"#,
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    for (reference, first) in [("2024-01-10T08:00:00Z", "tuesday"), ("2024-01-06T08:00:00Z", "friday")] {
+        let body = json!({ "text": "gym yesterday", "search_mode": "keyword", "reference_time": reference });
+        let s = api.call("POST", "/v1/long-term-memory/search", &body.to_string());
+        assert_eq!(ids(&s.body)[0], first, "{reference}: {}", s.body);
+        // Reported scores are the retrieval's: the boost only orders.
+        assert_eq!(s.body["memories"][0]["score"], s.body["memories"][1]["score"]);
+    }
+}
