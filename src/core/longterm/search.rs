@@ -277,12 +277,18 @@ impl LongTerm {
             }
         };
         if !windows.is_empty() && !browse {
-            self.boost_in_time(&mut hits, &windows);
+            hits.sort_by(|a, b| self.time_boosted(b, &windows).total_cmp(&self.time_boosted(a, &windows)));
         }
         if let Some(p) = &req.recency {
             let mut rh: Vec<RecencyHit> = hits
                 .iter()
-                .filter_map(|h| self.records.get(&h.key).map(|r| RecencyHit { key: h.key, dist: h.dist, last_accessed: r.last_accessed, created_at: r.created_at }))
+                .filter_map(|h| self.records.get(&h.key).map(|r| RecencyHit {
+                    key: h.key,
+                    // The time boost orders here too, or recency would undo it.
+                    dist: if windows.is_empty() { h.dist } else { h.dist - (self.time_boosted(h, &windows) - h.score) },
+                    last_accessed: r.last_accessed,
+                    created_at: r.created_at,
+                }))
                 .collect();
             rerank_with_recency(&mut rh, now, p);
             let by_key: std::collections::HashMap<u64, Scored> = hits.iter().map(|h| (h.key, *h)).collect();
@@ -311,17 +317,20 @@ impl LongTerm {
         self.embedder.as_deref().is_some_and(|e| e.starts_with(crate::core::retrieval::EMBEDDER_NAME))
     }
 
-    /// Reorders `hits` so that those whose event date (else creation time)
-    /// falls in a window come first among near-equals: each such score is
-    /// raised by `TIME_BOOST` times its size. Reported scores are unchanged.
-    fn boost_in_time(&self, hits: &mut [Scored], windows: &[TimeWindow]) {
-        let inside = |key: u64| {
-            self.records.get(&key).is_some_and(|r| {
-                let t = r.event_date.unwrap_or(r.created_at);
-                windows.iter().any(|w| w.from_ms.is_none_or(|f| t >= f) && w.to_ms.is_none_or(|e| t < e))
-            })
-        };
-        let boosted = |h: &Scored| if inside(h.key) { h.score + limits::TIME_BOOST * h.score.abs() } else { h.score };
-        hits.sort_by(|a, b| boosted(b).total_cmp(&boosted(a)));
+    /// The score a hit is ordered by when the query named a time: raised by
+    /// `TIME_BOOST` times its size when the record's event date (else its
+    /// creation time) falls in a window, so near-equals reorder and an
+    /// unrelated record is not lifted over a relevant one. Reported scores
+    /// stay the retrieval's.
+    fn time_boosted(&self, h: &Scored, windows: &[TimeWindow]) -> f64 {
+        let inside = self.records.get(&h.key).is_some_and(|r| {
+            let t = r.event_date.unwrap_or(r.created_at);
+            windows.iter().any(|w| w.from_ms.is_none_or(|f| t >= f) && w.to_ms.is_none_or(|e| t < e))
+        });
+        if inside {
+            h.score + limits::TIME_BOOST * h.score.abs()
+        } else {
+            h.score
+        }
     }
 }
