@@ -1353,7 +1353,10 @@ export interface MemoryRecordInput {
   topics?: string[];
   entities?: string[];
   memory_type?: "semantic" | "episodic" | "message";
+  /** When the event happened; default the first absolute date written in `text`. */
   event_date?: string;
+  /** An alias of `event_date` (stored and answered as `event_date`). */
+  event_at?: string;
   created_at?: string;
   last_accessed?: string;
   pinned?: boolean;
@@ -1435,6 +1438,8 @@ export interface SearchQueryFields {
   created_at?: TimeFilter;
   last_accessed?: TimeFilter;
   event_date?: TimeFilter;
+  /** An alias of `event_date`. */
+  event_at?: TimeFilter;
   /** Who said a dialog turn: the record's `metadata.speaker`. */
   speaker?: TagFilter;
 }

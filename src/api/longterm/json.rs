@@ -68,7 +68,7 @@ pub fn record_from_json(field: &str, v: &Value, namespace: Option<&str>, now: Mi
     r.created_at = time(&f("created_at"), o.get("created_at"))?.unwrap_or(now);
     r.last_accessed = time(&f("last_accessed"), o.get("last_accessed"))?.unwrap_or(r.created_at);
     r.updated_at = time(&f("updated_at"), o.get("updated_at"))?.unwrap_or(now).max(r.created_at);
-    r.event_date = time(&f("event_date"), o.get("event_date"))?;
+    r.event_date = event_time(o, field)?;
     if r.event_date.is_none() {
         // A date written in the text ("on 7 May 2023") is when the record's
         // event happened; relative ones ("yesterday") are not read here, as
@@ -157,10 +157,22 @@ pub fn record_field(r: &MemoryRecord, field: &str) -> Value {
     }
 }
 
+/// AMS's `event_date`, or `event_at` (issue 19's name for it, accepted as
+/// an alias and stored as `event_date`); both given must agree.
+fn event_time(o: &Map<String, Value>, prefix: &str) -> Result<Option<Millis>> {
+    let name = |f: &str| if prefix.is_empty() { f.to_owned() } else { format!("{prefix}.{f}") };
+    let date = time(&name("event_date"), o.get("event_date"))?;
+    let at = time(&name("event_at"), o.get("event_at"))?;
+    match (date, at) {
+        (Some(d), Some(a)) if d != a => Err(Error::invalid(name("event_at"), "differs from event_date (they name the same field)")),
+        (d, a) => Ok(d.or(a)),
+    }
+}
+
 /// AMS's `EditMemoryRecordRequest`: nulls and absent fields change nothing.
 pub fn patch_from_json(v: &Value, namespace: Option<&str>) -> Result<MemoryPatch> {
     let o: &Map<String, Value> = v.as_object().ok_or_else(|| Error::invalid("body", "must be an object"))?;
-    const KNOWN: [&str; 9] = ["text", "topics", "entities", "memory_type", "namespace", "user_id", "session_id", "event_date", "pinned"];
+    const KNOWN: [&str; 10] = ["text", "topics", "entities", "memory_type", "namespace", "user_id", "session_id", "event_date", "event_at", "pinned"];
     if let Some(k) = o.keys().find(|k| !KNOWN.contains(&k.as_str())) {
         return Err(Error::invalid(k.as_str(), "is not an editable field"));
     }
@@ -178,7 +190,7 @@ pub fn patch_from_json(v: &Value, namespace: Option<&str>) -> Result<MemoryPatch
         namespace: ns,
         user_id: string("user_id", o.get("user_id"))?,
         session_id: string("session_id", o.get("session_id"))?,
-        event_date: time("event_date", o.get("event_date"))?,
+        event_date: event_time(o, "")?,
         pinned: match o.get("pinned") {
             None | Some(Value::Null) => None,
             Some(Value::Bool(b)) => Some(*b),

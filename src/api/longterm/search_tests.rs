@@ -139,3 +139,19 @@ fn the_window_decides_between_equal_texts() {
         assert_eq!(s.body["memories"][0]["score"], s.body["memories"][1]["score"]);
     }
 }
+
+#[test]
+fn event_at_is_an_alias_of_event_date() {
+    let mut api = Api::new();
+    let r = api.call("POST", "/v1/long-term-memory/", r#"{"memories": [{"id": "a", "text": "Moved.", "event_at": "2023-05-07T00:00:00Z"}, {"id": "b", "text": "Stayed.", "event_date": "2023-06-07T00:00:00Z", "event_at": "2023-06-07T00:00:00Z"}]}"#);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(api.call("GET", "/v1/long-term-memory/a", "").body["event_date"], "2023-05-07T00:00:00.000Z");
+    let s = api.call("POST", "/v1/long-term-memory/search", r#"{"text": "", "event_at": {"lt": "2023-06-01T00:00:00Z"}}"#);
+    assert_eq!(ids(&s.body), ["a"], "{}", s.body);
+    let e = api.call("PATCH", "/v1/long-term-memory/b", r#"{"event_at": "2023-06-08T00:00:00Z"}"#);
+    assert_eq!(e.body["event_date"], "2023-06-08T00:00:00.000Z", "{}", e.body);
+    // Two different values for the one field are refused, and nothing is written.
+    let bad = api.call("POST", "/v1/long-term-memory/", r#"{"memories": [{"id": "c", "text": "x", "event_date": "2023-01-01T00:00:00Z", "event_at": "2024-01-01T00:00:00Z"}]}"#);
+    assert_eq!((bad.status, bad.body["code"].as_str()), (422, Some("invalid_input")), "{}", bad.body);
+    assert_eq!(api.call("GET", "/v1/long-term-memory/c", "").status, 404);
+}

@@ -93,7 +93,7 @@ pub struct Filter {
 }
 
 /// The request keys [`Filter::from_request`] reads.
-pub const FILTER_KEYS: [&str; 11] = [
+pub const FILTER_KEYS: [&str; 12] = [
     "session_id",
     "user_id",
     "namespace",
@@ -104,6 +104,7 @@ pub const FILTER_KEYS: [&str; 11] = [
     "created_at",
     "last_accessed",
     "event_date",
+    "event_at",
     "speaker",
 ];
 
@@ -136,7 +137,11 @@ impl Filter {
             },
             created_at: time("created_at")?,
             last_accessed: time("last_accessed")?,
-            event_date: time("event_date")?,
+            // `event_at` is issue 19's name for AMS's `event_date`.
+            event_date: match (time("event_date")?, time("event_at")?) {
+                (Some(d), Some(a)) if d != a => return Err(Error::invalid("event_at", "differs from event_date (they name the same field)")),
+                (d, a) => d.or(a),
+            },
             speaker: tag("speaker", false)?,
         })
     }

@@ -14,7 +14,7 @@
 //! chat needs (Porter2 stemming, a fuller stop list, contractions, number
 //! words) while keeping identifiers whole and unstemmed; BM25 uses it
 //! because it measured at least as good on both chat and documentation
-//! (`examples/ltm_quality.rs`, BENCHMARKS.md "Conversational recall").
+//! (`examples/ltm_quality.rs`, BENCHMARKS.md "Recall on conversations").
 
 /// How a token is reduced before indexing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
