@@ -109,26 +109,9 @@ pub fn fuse(keyword: &[(u64, f32)], vector: &[(u64, f32)], vector_weight: f64, n
     }
     let (kw, kw_floor) = standardize(&keyword.iter().map(|h| f64::from(h.1)).collect::<Vec<_>>(), norm);
     let (vec, vec_floor) = standardize(&vector.iter().map(|h| f64::from(h.1)).collect::<Vec<_>>(), norm);
-    // (key, side, standardized): side 0 = keyword, 1 = vector.
-    let mut all: Vec<(u64, u8, f64)> = Vec::with_capacity(keyword.len() + vector.len());
-    all.extend(keyword.iter().zip(&kw).map(|(h, &z)| (h.0, 0u8, z)));
-    all.extend(vector.iter().zip(&vec).map(|(h, &z)| (h.0, 1u8, z)));
-    // Stable: a repeated key's first score per side stays first.
-    all.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
-    let mut i = 0;
-    while let Some(&(key, _, _)) = all.get(i) {
-        let (mut k, mut v) = (None, None);
-        while let Some(&(key2, side, z)) = all.get(i) {
-            if key2 != key {
-                break;
-            }
-            if side == 0 {
-                k.get_or_insert(z);
-            } else {
-                v.get_or_insert(z);
-            }
-            i += 1;
-        }
+    let kw = keyword.iter().zip(kw).map(|(h, z)| (h.0, z));
+    let vec = vector.iter().zip(vec).map(|(h, z)| (h.0, z));
+    for (key, k, v) in super::rank::by_key(kw, vec) {
         out.push((key, (1.0 - vector_weight) * k.unwrap_or(kw_floor) + vector_weight * v.unwrap_or(vec_floor)));
     }
     to_unit(out);

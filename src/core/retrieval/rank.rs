@@ -77,31 +77,37 @@ pub fn alpha_hybrid(keyword: &[(u64, f32)], vector: &[(u64, f32)], alpha: f64, n
         TextNorm::Max if text_max > 0.0 => 1.0 / text_max,
         TextNorm::Max => 0.0,
     };
-    // (key, side, value): side 0 = keyword, 1 = vector.
-    let mut all: Vec<(u64, u8, f64)> = Vec::with_capacity(keyword.len() + vector.len());
-    all.extend(keyword.iter().map(|&(k, s)| (k, 0u8, finite_or(f64::from(s), 0.0) * text_scale)));
-    all.extend(vector.iter().map(|&(k, d)| (k, 1u8, (2.0 - finite_or(f64::from(d), 2.0).clamp(0.0, 2.0)) / 2.0)));
-    all.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
-    let mut i = 0;
-    while let Some(&(key, _, _)) = all.get(i) {
-        let (mut text, mut sim) = (None, None);
-        while let Some(&(k, side, v)) = all.get(i) {
-            if k != key {
-                break;
-            }
-            // The first value per side wins if a key is repeated.
-            if side == 0 {
-                text.get_or_insert(v);
-            } else {
-                sim.get_or_insert(v);
-            }
-            i += 1;
-        }
+    let text = keyword.iter().map(|&(k, s)| (k, finite_or(f64::from(s), 0.0) * text_scale));
+    let sim = vector.iter().map(|&(k, d)| (k, (2.0 - finite_or(f64::from(d), 2.0).clamp(0.0, 2.0)) / 2.0));
+    for (key, text, sim) in by_key(text, sim) {
         out.push((key, (1.0 - alpha) * text.unwrap_or(0.0) + alpha * sim.unwrap_or(0.0)));
     }
     normalize_by_max(out);
     out.sort_by(by_score_then_key);
     Ok(())
+}
+
+/// The union of two scored lists: each key, ascending, with its value on
+/// each side (`None` where that side lacks it). A key repeated within a
+/// side counts at its first value. Shared by the hybrid blends.
+pub(crate) fn by_key(a: impl Iterator<Item = (u64, f64)>, b: impl Iterator<Item = (u64, f64)>) -> Vec<(u64, Option<f64>, Option<f64>)> {
+    // (key, side, value): side 0 = a, 1 = b. Stable, so first values stay first.
+    let mut all: Vec<(u64, u8, f64)> = a.map(|(k, v)| (k, 0u8, v)).chain(b.map(|(k, v)| (k, 1u8, v))).collect();
+    all.sort_by(|x, y| x.0.cmp(&y.0).then(x.1.cmp(&y.1)));
+    let mut out: Vec<(u64, Option<f64>, Option<f64>)> = Vec::new();
+    for (key, side, v) in all {
+        if out.last().is_none_or(|e| e.0 != key) {
+            out.push((key, None, None));
+        }
+        if let Some(e) = out.last_mut() {
+            if side == 0 {
+                e.1.get_or_insert(v);
+            } else {
+                e.2.get_or_insert(v);
+            }
+        }
+    }
+    out
 }
 
 fn finite_or(x: f64, fallback: f64) -> f64 {
