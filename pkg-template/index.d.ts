@@ -207,6 +207,7 @@ export const LIMITS: {
   readonly MEMORY_EXTRACTED_FROM_MAX: 1000;
   readonly MEMORY_METADATA_BYTES_MAX: 16384;
   readonly MEMORY_STRATEGY_BYTES_MAX: 64;
+  readonly LTM_FACT_KEY_BYTES_MAX: 256;
   readonly QUERY_TEXT_BYTES_MAX: 16384;
   readonly QUERY_TERMS_MAX: 256;
   readonly BM25_DOCS_MAX: 10000000;
@@ -1361,6 +1362,13 @@ export interface MemoryRecordInput {
   last_accessed?: string;
   pinned?: boolean;
   metadata?: Record<string, unknown>;
+  /**
+   * What the record states a value of (`"user.units"`): a record with a later
+   * `valid_from` and the same key, namespace and user supersedes it.
+   */
+  fact_key?: string;
+  /** From when the fact holds (only with `fact_key`); default `created_at`. */
+  valid_from?: string;
 }
 
 export interface MemoryRecord extends Required<Pick<MemoryRecordInput, "id" | "text" | "topics" | "entities" | "memory_type" | "pinned">> {
@@ -1374,6 +1382,41 @@ export interface MemoryRecord extends Required<Pick<MemoryRecordInput, "id" | "t
   memory_hash: string;
   access_count: number;
   metadata: Record<string, unknown>;
+  /** Present only on records with a fact key, with the three fields below. */
+  fact_key?: string;
+  valid_from?: string;
+  /** The successor's `valid_from`; null while current. */
+  valid_to?: string | null;
+  /** The successor's id; null while current. */
+  superseded_by?: string | null;
+}
+
+/** One create result (`results` of `longTerm.create`). */
+export interface CreateResult {
+  id: string;
+  /** `superseded`: written, and it replaced the older versions in `superseded`. */
+  status: "created" | "superseded" | "duplicate_of";
+  /** The stored record that made this one a no-op. */
+  duplicate_of?: string;
+  superseded?: string[];
+  /** A newer version already existed (a back-dated fact). */
+  superseded_by?: string;
+}
+
+/** Why a hit ranked where it did (`explain: true`): numbers and names only. */
+export interface HitExplanation {
+  search_mode: "semantic" | "keyword" | "hybrid";
+  /** 1-based rank in the whole answer. */
+  rank: number;
+  bm25: { score: number; rank: number } | null;
+  vector: { score: number; rank: number } | null;
+  fusion: { kind: "alpha" | "rrf"; formula: string; vector_weight: number; prior: number; coverage: number; confidence: number; rrf_k: number | null } | null;
+  /** The factor a time expression in the query lifted the score by (1: outside its windows); null without one. */
+  time_boost: number | null;
+  recency: { recency_score: number; semantic_weight: number; recency_weight: number; combined: number } | null;
+  /** The filters applied, by request name. */
+  filters: string[];
+  versions: "latest_only" | "include_superseded" | { as_of: string };
 }
 
 export interface MemoryHit extends MemoryRecord {
@@ -1386,6 +1429,8 @@ export interface MemoryHit extends MemoryRecord {
   segment: number | null;
   /** With `expand: n`: up to n turns before and after the hit in its session, in order. */
   context?: MemoryRecord[];
+  /** With `explain: true`. */
+  explain?: HitExplanation;
 }
 
 /** How a time expression in the query was read (`time_query` of a search answer). */
@@ -1428,6 +1473,14 @@ export interface SearchQueryFields {
   referenceTime?: string;
   /** The caller's UTC offset, `"+01:00"` or `"Z"`; default the offset in `referenceTime`, else UTC. */
   tz?: string;
+  /** Default true: superseded versions of facts are not found. */
+  latestOnly?: boolean;
+  /** Find what was current at this time (RFC 3339): `valid_from <= asOf < valid_to`. Not with `includeSuperseded`. */
+  asOf?: string;
+  /** Find every version of each fact. */
+  includeSuperseded?: boolean;
+  /** Attach each hit's ranking signals as `explain`. */
+  explain?: boolean;
   embedder?: Embedder;
   user_id?: TagFilter;
   session_id?: TagFilter;
@@ -1442,6 +1495,7 @@ export interface SearchQueryFields {
   event_at?: TimeFilter;
   /** Who said a dialog turn: the record's `metadata.speaker`. */
   speaker?: TagFilter;
+  fact_key?: TagFilter;
 }
 
 /**
@@ -1456,7 +1510,7 @@ export type SearchQuery = SearchQueryFields & SearchTextOrVector;
 
 export class LongTermMemory {
   private constructor();
-  create(memories: MemoryRecordInput[], options?: { vectors?: Float32Array | Float32Array[]; deduplicate?: boolean; embedder?: Embedder }): Promise<{ status: "ok"; created: string[]; duplicates: string[] }>;
+  create(memories: MemoryRecordInput[], options?: { vectors?: Float32Array | Float32Array[]; deduplicate?: boolean; embedder?: Embedder }): Promise<{ status: "ok"; created: string[]; duplicates: string[]; results: CreateResult[] }>;
   /**
    * With `fields`, each hit carries only those fields (built only for them):
    * `search({ text, fields: ["id", "score"] })` answers `{id, score}` hits.

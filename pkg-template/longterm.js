@@ -88,7 +88,11 @@ export class LongTermMemory {
    * session_id?, topics?, entities?, memory_type?, event_date?, pinned?}`).
    * `vectors`: their embeddings (a flat Float32Array or one per record);
    * else `embedder` (or the one given to `Memory.open`), else the offline
-   * hashed n-gram embedder. Resolves to `{created, duplicates}`.
+   * hashed n-gram embedder. A record with a `fact_key` (and `valid_from`)
+   * supersedes older versions of that fact for the same user. Idempotent:
+   * a record already stored is not written again. Resolves to `{created,
+   * duplicates, results}`, one result per record: `{id, status: "created" |
+   * "superseded" | "duplicate_of", duplicate_of?, superseded?, superseded_by?}`.
    */
   async create(memories, { vectors, deduplicate = true, embedder } = {}) {
     if (!Array.isArray(memories)) throw invalid("memories", "must be an array");
@@ -103,15 +107,16 @@ export class LongTermMemory {
    * Searches: `{text, mode: "auto" (default) | "semantic" | "keyword" |
    * "hybrid", vector?, limit?, offset?, hybridAlpha?, fusion?: "alpha" |
    * "rrf", recencyBoost?, distanceThreshold?, ef?, expand?, referenceTime?,
-   * tz?}` plus AMS filters in snake_case (`user_id: {eq}`, `topics: {any}`,
-   * `memory_type: {eq}`, `created_at: {gte, lte}`, `speaker: {eq}`, ...).
+   * tz?, latestOnly?, asOf?, includeSuperseded?, explain?}` plus AMS filters
+   * in snake_case (`user_id: {eq}`, `topics: {any}`, `memory_type: {eq}`,
+   * `created_at: {gte, lte}`, `speaker: {eq}`, `fact_key: {eq}`, ...).
    * Resolves to `{memories: [record + dist, score, score_type, segment,
-   * context?], total, next_offset, search_mode, time_query}`; with `fields:
-   * ["id", "score"]` each hit holds only those fields.
+   * context?, explain?], total, next_offset, search_mode, time_query}`; with
+   * `fields: ["id", "score"]` each hit holds only those fields.
    */
-  async search({ text, mode, vector, limit, offset, hybridAlpha, fusion, recencyBoost, distanceThreshold, ef, expand, referenceTime, tz, fields, embedder, ...filters } = {}) {
+  async search({ text, mode, vector, limit, offset, hybridAlpha, fusion, recencyBoost, distanceThreshold, ef, expand, referenceTime, tz, latestOnly, asOf, includeSuperseded, explain, fields, embedder, ...filters } = {}) {
     if (vector !== undefined && !(vector instanceof Float32Array)) throw invalid("vector", "must be a Float32Array");
-    const body = toJson({ text, search_mode: mode, limit, offset, hybrid_alpha: hybridAlpha, fusion, recency_boost: recencyBoost, distance_threshold: distanceThreshold, ef, expand, reference_time: referenceTime, tz, fields, ...filters }, "query");
+    const body = toJson({ text, search_mode: mode, limit, offset, hybrid_alpha: hybridAlpha, fusion, recency_boost: recencyBoost, distance_threshold: distanceThreshold, ef, expand, reference_time: referenceTime, tz, latest_only: latestOnly, as_of: asOf, include_superseded: includeSuperseded, explain, fields, ...filters }, "query");
     return this.#api("POST", "/v1/long-term-memory/search", "", body, undefined, checkEmbedder(embedder) ?? this.#embedder, vector);
   }
 

@@ -19,6 +19,8 @@ const L = {
   topics: $("ltm-topics"),
   type: $("ltm-type"),
   pinned: $("ltm-pinned"),
+  factKey: $("ltm-fact-key"),
+  validFrom: $("ltm-valid-from"),
   add: $("ltm-add"),
   searchForm: $("ltm-search-form"),
   query: $("ltm-query"),
@@ -32,6 +34,8 @@ const L = {
   filterTopic: $("ltm-filter-topic"),
   filterType: $("ltm-filter-type"),
   limit: $("ltm-limit"),
+  asOf: $("ltm-as-of"),
+  allVersions: $("ltm-all-versions"),
   resultInfo: $("ltm-result-info"),
   results: $("ltm-results"),
   rows: $("ltm-rows"),
@@ -103,6 +107,9 @@ function memoryFromForm() {
   if (L.user.value.trim() !== "") record.user_id = L.user.value.trim();
   const topics = tags(L.topics.value);
   if (topics.length > 0) record.topics = topics;
+  if (L.factKey.value.trim() !== "") record.fact_key = L.factKey.value.trim();
+  // A date alone reads as that day's start, UTC; the Rust side refuses it without a fact key.
+  if (L.validFrom.value !== "") record.valid_from = `${L.validFrom.value}T00:00:00Z`;
   return record;
 }
 
@@ -113,7 +120,10 @@ function mode() {
 /** The search form as the package's query: `{text, mode, ...}` plus AMS filters. */
 function queryFromForm() {
   const m = mode();
-  const q = { text: L.query.value, mode: m, recencyBoost: L.recency.checked };
+  // The page always asks why each hit ranked: the "why" column shows it.
+  const q = { text: L.query.value, mode: m, recencyBoost: L.recency.checked, explain: true };
+  if (L.asOf.value !== "") q.asOf = `${L.asOf.value}T23:59:59Z`;
+  if (L.allVersions.checked) q.includeSuperseded = true;
   // An empty box is the default; anything else typed goes to the Rust side as is.
   if (L.limit.value !== "") q.limit = L.limit.valueAsNumber;
   if (m === "hybrid") {
@@ -157,7 +167,7 @@ function segmentLabel(segment) {
 function emptyRow(text) {
   const tr = document.createElement("tr");
   const td = cell(text, { className: "empty muted" });
-  td.colSpan = 10;
+  td.colSpan = 11;
   tr.append(td);
   return tr;
 }
@@ -173,6 +183,42 @@ function actionButton(text, className, action, hit) {
   return b;
 }
 
+const num = (x, digits = 3) => (typeof x === "number" ? x.toFixed(digits) : "—");
+
+/** The lines of a hit's explanation: each signal behind its rank, numbers and names only. */
+function explainLines(x) {
+  const lines = [];
+  lines.push(`bm25: ${x.bm25 ? `${num(x.bm25.score)} (rank ${x.bm25.rank})` : "—"}`);
+  lines.push(`vector: ${x.vector ? `${num(x.vector.score)} (rank ${x.vector.rank})` : "—"}`);
+  if (x.fusion) {
+    lines.push(`fusion: ${x.fusion.formula}`);
+    lines.push(`  prior ${num(x.fusion.prior, 2)}, coverage ${num(x.fusion.coverage, 2)}, confidence ${num(x.fusion.confidence, 2)}`);
+  }
+  if (x.time_boost !== null) lines.push(`time boost: ×${num(x.time_boost, 2)}`);
+  if (x.recency) lines.push(`recency: ${num(x.recency.recency_score)} → combined ${num(x.recency.combined)}`);
+  lines.push(`filters: ${x.filters.length ? x.filters.join(", ") : "none"}`);
+  lines.push(`versions: ${typeof x.versions === "string" ? x.versions : `as of ${x.versions.as_of}`}`);
+  return lines;
+}
+
+/** A small breakdown of why the hit ranked where it did, folded by default. */
+function explainCell(hit) {
+  const td = cell("", { field: "explain", className: "ltm-explain" });
+  if (!hit.explain) {
+    td.textContent = "—";
+    return td;
+  }
+  const details = document.createElement("details");
+  details.dataset.testid = "ltm-explain";
+  const summary = document.createElement("summary");
+  summary.textContent = `#${hit.explain.rank}`;
+  const pre = document.createElement("pre");
+  pre.textContent = explainLines(hit.explain).join("\n");
+  details.append(summary, pre);
+  td.append(details);
+  return td;
+}
+
 function hitRow(hit, rank) {
   const tr = document.createElement("tr");
   tr.dataset.testid = "ltm-row";
@@ -185,6 +231,10 @@ function hitRow(hit, rank) {
   p.textContent = hit.text;
   text.append(p);
   if (hit.pinned) text.append(" ", badge("pinned", "warn"));
+  if (hit.fact_key) text.append(" ", badge(hit.fact_key, "info"));
+  if (hit.superseded_by) text.append(" ", badge(`superseded by ${hit.superseded_by}`, "warn"));
+  tr.dataset.factKey = hit.fact_key ?? "";
+  tr.dataset.superseded = String(Boolean(hit.superseded_by));
   const topics = cell("", { field: "topics" });
   for (const t of hit.topics) {
     const tag = document.createElement("span");
@@ -207,6 +257,7 @@ function hitRow(hit, rank) {
     topics,
     cell(hit.user_id ?? "—", { field: "user_id", className: "mono" }),
     cell(hit.memory_type, { field: "memory_type" }),
+    explainCell(hit),
     actions,
   );
   return tr;
@@ -330,7 +381,11 @@ async function add(live) {
   }
   L.text.value = "";
   ltm.addReady();
-  ltmStatus(live, `Added memory ${r.created[0]}.`, "ok");
+  const result = r.results?.[0] ?? {};
+  let told = `Added memory ${r.created[0]}`;
+  if (result.superseded?.length) told += `; it supersedes ${result.superseded.join(", ")}`;
+  if (result.superseded_by) told += `; a newer version (${result.superseded_by}) already holds`;
+  ltmStatus(live, `${told}.`, "ok");
 }
 
 async function loadSamples(live) {

@@ -157,3 +157,15 @@ export function writeJson(name, value) {
 export function environment() {
   return { clock: CLOCK, node: process.version, platform: `${process.platform}-${process.arch}`, cpus: cpus().length, loadavg: loadavg(), date: new Date().toISOString() };
 }
+
+/** The lines of a JSONL file at `path` (any folder, unlike loadJsonl), parsed. */
+export function readJsonlFile(path) {
+  return readFileSync(path, "utf8").trimEnd().split("\n").map((l) => JSON.parse(l));
+}
+
+/** A headerless little-endian float32 file of `rows` × `dim` values, checked against that size; a copy starting at byte 0. */
+export function readF32Rows(path, rows, dim = DIM) {
+  const b = readFileSync(path);
+  if (b.length !== rows * dim * 4) throw new Error(`${path}: ${b.length} bytes, expected ${rows} x ${dim} x 4 (see the README beside it)`);
+  return new Float32Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength));
+}

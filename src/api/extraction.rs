@@ -273,6 +273,11 @@ fn record(p: &Pending, strategy: &Strategy, config: &Map<String, Value>, through
     r.persisted_at = Some(now);
     if let Some(s) = &c.subject {
         r.metadata.insert("subject".into(), Value::String(s.clone()));
+        // The subject is the fact: a later statement about it supersedes
+        // this one through the fact chain (issue 20).
+        if crate::core::retrieval::record::validate_fact_key(s).is_ok() {
+            r.fact_key = Some(s.clone());
+        }
     }
     r.refresh_hash();
     r.validate()?;

@@ -315,6 +315,8 @@ limits! {
     pub const MEMORY_METADATA_BYTES_MAX: usize = 16 * 1024;
     /// A record's `extraction_strategy` name.
     pub const MEMORY_STRATEGY_BYTES_MAX: usize = 64;
+    /// Bytes in a long-term record's `fact_key` (`user.units`).
+    pub const LTM_FACT_KEY_BYTES_MAX: usize = 256;
     /// A search query's text.
     pub const QUERY_TEXT_BYTES_MAX: usize = 16 * 1024;
     /// Distinct terms of a keyword query that are scored; later ones are ignored.

@@ -90,6 +90,17 @@ pub fn record_from_json(field: &str, v: &Value, namespace: Option<&str>, now: Mi
         r.extraction_strategy = s;
     }
     r.discrete_memory_extracted = matches!(o.get("discrete_memory_extracted"), Some(Value::String(s)) if s == "t") || matches!(o.get("discrete_memory_extracted"), Some(Value::Bool(true)));
+    // Issue 20's fact fields. `valid_to` and `superseded_by` are derived by
+    // the fact chain, so a record read back and sent again is accepted and
+    // they are recomputed, never taken from the client.
+    r.fact_key = string(&f("fact_key"), o.get("fact_key"))?;
+    if let Some(k) = &r.fact_key {
+        crate::core::retrieval::record::validate_fact_key(k).map_err(|e| prefix_field(field, e))?;
+    }
+    r.valid_from = time(&f("valid_from"), o.get("valid_from"))?;
+    if r.valid_from.is_some() && r.fact_key.is_none() {
+        return Err(Error::invalid(f("valid_from"), "needs a fact_key: only facts have validity"));
+    }
     match string(&f("memory_hash"), o.get("memory_hash"))? {
         Some(h) if !h.is_empty() => r.memory_hash = h,
         _ => r.refresh_hash(),
@@ -98,9 +109,21 @@ pub fn record_from_json(field: &str, v: &Value, namespace: Option<&str>, now: Mi
     Ok(r)
 }
 
-/// AMS's `MemoryRecord` JSON.
+/// AMS's `MemoryRecord` JSON, plus [`FACT_FIELDS`] when the record states
+/// a fact (so AMS clients, which never send `fact_key`, see AMS's shape).
 pub fn record_json(r: &MemoryRecord) -> Value {
-    Value::Object(RECORD_FIELDS.iter().map(|&f| (f.to_owned(), record_field(r, f))).collect())
+    let facts = if r.fact_key.is_some() { &FACT_FIELDS[..] } else { &[] };
+    Value::Object(RECORD_FIELDS.iter().chain(facts).map(|&f| (f.to_owned(), record_field(r, f))).collect())
+}
+
+/// edgemem's fact fields (issue 20), answered for records with a `fact_key`.
+pub const FACT_FIELDS: [&str; 4] = ["fact_key", "valid_from", "valid_to", "superseded_by"];
+
+fn prefix_field(field: &str, e: Error) -> Error {
+    match e {
+        Error::InvalidInput { field: f, reason } => Error::InvalidInput { field: format!("{field}.{f}"), reason },
+        other => other,
+    }
 }
 
 /// The fields of AMS's `MemoryRecord`, in its order.
@@ -129,7 +152,8 @@ pub const RECORD_FIELDS: [&str; 21] = [
 ];
 
 /// One field of a record as JSON, so a lean answer builds only the fields
-/// asked for. `field` is one of [`RECORD_FIELDS`]; any other is `null`.
+/// asked for. `field` is one of [`RECORD_FIELDS`] or [`FACT_FIELDS`]; any
+/// other is `null`.
 pub fn record_field(r: &MemoryRecord, field: &str) -> Value {
     match field {
         "id" => json!(r.id),
@@ -153,6 +177,10 @@ pub fn record_field(r: &MemoryRecord, field: &str) -> Value {
         "extraction_strategy" => json!(r.extraction_strategy),
         "extraction_strategy_config" => json!(r.extraction_strategy_config),
         "metadata" => json!(r.metadata),
+        "fact_key" => json!(r.fact_key),
+        "valid_from" => json!(r.fact_key.as_ref().map(|_| format_rfc3339(crate::core::longterm::facts::valid_from(r)))),
+        "valid_to" => json!(r.valid_to.map(format_rfc3339)),
+        "superseded_by" => json!(r.superseded_by),
         _ => Value::Null,
     }
 }

@@ -12,8 +12,10 @@ pub mod reembed;
 mod tests;
 #[cfg(test)]
 mod search_tests;
+#[cfg(test)]
+mod facts_tests;
 
-use json::{patch_from_json, record_field, record_from_json, record_json, RECORD_FIELDS};
+use json::{patch_from_json, record_field, record_from_json, record_json, FACT_FIELDS, RECORD_FIELDS};
 use crate::api::services::Services;
 use crate::api::privacy::{open_user_ids, report_into, seal_user_ids, stored_user_id};
 use crate::api::{parse_json, Ctx, Request};
@@ -21,8 +23,9 @@ use crate::core::privacy::Scrubbed;
 use crate::core::engine::{Applied, Op};
 use crate::core::error::{Error, Result, VectorCode};
 use crate::core::limits;
+use crate::core::longterm::explain::{Explanation, Signal};
 use crate::core::longterm::search::{Fusion, TimeReference};
-use crate::core::longterm::{LtmApplied, LtmOp, Mode, NewRecord, SearchRequest};
+use crate::core::longterm::{Currency, LtmApplied, LtmOp, Mode, NewRecord, Outcome, SearchRequest};
 use crate::core::retrieval::filter::Filter;
 use crate::core::retrieval::rank::RecencyParams;
 use crate::core::retrieval::record::MemoryType;
@@ -72,8 +75,9 @@ async fn embed_one<B: Backend>(store: &Store<B>, services: &dyn Services, text: 
 }
 
 /// Creates records. `vectors` (one per record) come from the JS API; else
-/// texts are embedded. Returns the created and deduplicated ids.
-pub async fn create<B: Backend>(store: &Store<B>, ctx: &mut Ctx<'_>, memories: &[Value], vectors: Option<Vec<Vec<f32>>>, deduplicate: bool) -> Result<(Vec<String>, Vec<String>, Scrubbed)> {
+/// texts are embedded. Answers AMS's `{status}` plus the created and
+/// deduplicated ids and one result per record (see [`create_json`]).
+pub async fn create<B: Backend>(store: &Store<B>, ctx: &mut Ctx<'_>, memories: &[Value], vectors: Option<Vec<Vec<f32>>>, deduplicate: bool) -> Result<(Value, Scrubbed)> {
     if memories.len() > limits::LTM_CREATE_BATCH_MAX {
         return Err(Error::LimitExceeded { what: "memories in one create".into(), limit: limits::LTM_CREATE_BATCH_MAX as u64 });
     }
@@ -108,9 +112,34 @@ pub async fn create<B: Backend>(store: &Store<B>, ctx: &mut Ctx<'_>, memories: &
     // full rebuild, and the flat segment never grows without end.
     store.maintain(|e| e.compact_vectors(limits::LTM_COMPACT_WORK_POINTS_PER_WRITE)).await??;
     match applied {
-        Applied::Ltm(LtmApplied::Created { created, duplicates }) => Ok((created, duplicates, scrubbed)),
+        Applied::Ltm(LtmApplied::Created { created, duplicates, results }) => Ok((create_json(&created, &duplicates, &results), scrubbed)),
         other => Err(Error::Internal { detail: format!("create returned {other:?}") }),
     }
+}
+
+/// A create's answer: AMS's `status`, the id lists, and `results`, one per
+/// record in request order: `{id, status: "created" | "superseded" |
+/// "duplicate_of", duplicate_of?, superseded?, superseded_by?}`.
+/// "superseded" means the record was written and replaced older versions
+/// of its fact (named in `superseded`).
+pub fn create_json(created: &[String], duplicates: &[String], results: &[(String, Outcome)]) -> Value {
+    let results: Vec<Value> = results
+        .iter()
+        .map(|(id, o)| match o {
+            Outcome::DuplicateOf(existing) => json!({ "id": id, "status": "duplicate_of", "duplicate_of": existing }),
+            Outcome::Created { superseded, superseded_by } => {
+                let mut v = json!({ "id": id, "status": if superseded.is_empty() { "created" } else { "superseded" } });
+                if !superseded.is_empty() {
+                    v["superseded"] = json!(superseded);
+                }
+                if let Some(by) = superseded_by {
+                    v["superseded_by"] = json!(by);
+                }
+                v
+            }
+        })
+        .collect();
+    json!({ "status": "ok", "created": created, "duplicates": duplicates, "results": results })
 }
 
 fn num(o: &Map<String, Value>, name: &str) -> Result<Option<f64>> {
@@ -149,6 +178,11 @@ pub struct SearchBody {
     /// request's `reference_time`, else now) and the caller's UTC offset.
     pub reference_ms: Option<Millis>,
     pub tz_offset_minutes: i32,
+    /// edgemem (issue 20): `latest_only` (default), `as_of` or
+    /// `include_superseded`.
+    pub currency: Currency,
+    /// edgemem (issue 20): attach each hit's ranking signals as `explain`.
+    pub explain: bool,
 }
 
 /// The per-hit fields a search adds to the record.
@@ -158,13 +192,14 @@ pub const HIT_FIELDS: [&str; 4] = ["dist", "score", "score_type", "segment"];
 fn parse_fields(v: Option<&Value>) -> Result<Option<Vec<&'static str>>> {
     let Some(v) = v.filter(|v| !v.is_null()) else { return Ok(None) };
     let names = v.as_array().ok_or_else(|| Error::invalid("fields", "must be an array of field names"))?;
-    if names.is_empty() || names.len() > RECORD_FIELDS.len() + HIT_FIELDS.len() {
-        return Err(Error::invalid("fields", format!("must name 1 to {} fields", RECORD_FIELDS.len() + HIT_FIELDS.len())));
+    let known_max = RECORD_FIELDS.len() + FACT_FIELDS.len() + HIT_FIELDS.len();
+    if names.is_empty() || names.len() > known_max {
+        return Err(Error::invalid("fields", format!("must name 1 to {known_max} fields")));
     }
     let mut out: Vec<&'static str> = Vec::with_capacity(names.len());
     for (i, n) in names.iter().enumerate() {
         let n = n.as_str().ok_or_else(|| Error::invalid(format!("fields[{i}]"), "must be a string"))?;
-        let known = RECORD_FIELDS.iter().chain(HIT_FIELDS.iter()).find(|f| **f == n).ok_or_else(|| {
+        let known = RECORD_FIELDS.iter().chain(FACT_FIELDS.iter()).chain(HIT_FIELDS.iter()).find(|f| **f == n).ok_or_else(|| {
             Error::invalid(format!("fields[{i}]"), format!("unknown field {n:?} (a MemoryRecord field, or dist, score, score_type, segment)"))
         })?;
         if out.contains(known) {
@@ -192,6 +227,10 @@ impl SearchBody {
         typed("recency_boost", Value::is_boolean, "a boolean")?;
         typed("reference_time", Value::is_string, "an RFC 3339 date-time string")?;
         typed("tz", Value::is_string, "a UTC offset such as \"+01:00\"")?;
+        typed("latest_only", Value::is_boolean, "a boolean")?;
+        typed("include_superseded", Value::is_boolean, "a boolean")?;
+        typed("as_of", Value::is_string, "an RFC 3339 date-time string")?;
+        typed("explain", Value::is_boolean, "a boolean")?;
         // No mode named: auto (hybrid when the vectors can help, else
         // keyword). AMS defaults to semantic, but its client always names
         // the mode it wants, so only callers that leave it out see this.
@@ -252,7 +291,56 @@ impl SearchBody {
             expand: uint(o, "expand", 0, limits::LTM_EXPAND_MAX)?,
             reference_ms,
             tz_offset_minutes,
+            currency: currency(o)?,
+            explain: o.get("explain").and_then(Value::as_bool).unwrap_or(false),
         })
+    }
+}
+
+/// A hit's `explain`: its rank, each side's score and rank, the fusion
+/// formula with its inputs, the time and recency factors, the filters.
+/// Numbers and names only, never another record's content.
+fn explanation_json(x: &Explanation) -> Value {
+    let signal = |s: Option<Signal>| s.map(|s| json!({ "score": s.score, "rank": s.rank }));
+    json!({
+        "search_mode": x.mode.as_str(),
+        "rank": x.rank,
+        "bm25": signal(x.bm25),
+        "vector": signal(x.vector),
+        "fusion": x.fusion.map(|f| json!({
+            "kind": if f.rrf { "rrf" } else { "alpha" },
+            "formula": f.formula(),
+            "vector_weight": f.vector_weight,
+            "prior": f.prior,
+            "coverage": f.coverage,
+            "confidence": f.confidence,
+            "rrf_k": f.rrf.then_some(limits::RRF_K_DEFAULT),
+        })),
+        "time_boost": x.time_boost,
+        "recency": x.recency.map(|r| json!({ "recency_score": r.recency_score, "semantic_weight": r.semantic_weight, "recency_weight": r.recency_weight, "combined": r.combined })),
+        "filters": x.filters,
+        "versions": match x.currency {
+            Currency::Latest => json!("latest_only"),
+            Currency::All => json!("include_superseded"),
+            Currency::AsOf(t) => json!({ "as_of": format_rfc3339(t) }),
+        },
+    })
+}
+
+/// Reads `latest_only` (default true), `as_of` and `include_superseded`;
+/// contradictory combinations are refused rather than guessed at.
+fn currency(o: &Map<String, Value>) -> Result<Currency> {
+    let flag = |name: &str| o.get(name).and_then(Value::as_bool);
+    let as_of = o.get("as_of").and_then(Value::as_str).map(|s| crate::core::time::parse_rfc3339("as_of", s)).transpose()?;
+    let all = flag("include_superseded") == Some(true);
+    let latest = flag("latest_only");
+    match (as_of, all, latest) {
+        (Some(_), true, _) => Err(Error::invalid("as_of", "cannot be combined with include_superseded (as_of picks one version of each fact)")),
+        (Some(_), _, Some(false)) => Err(Error::invalid("as_of", "cannot be combined with latest_only: false (as_of picks one version of each fact)")),
+        (Some(t), false, _) => Ok(Currency::AsOf(t)),
+        (None, true, Some(true)) => Err(Error::invalid("include_superseded", "contradicts latest_only: true")),
+        (None, true, _) | (None, false, Some(false)) => Ok(Currency::All),
+        (None, false, _) => Ok(Currency::Latest),
     }
 }
 
@@ -285,6 +373,8 @@ pub async fn search<B: Backend>(store: &Store<B>, services: &dyn Services, body:
         recency: body.recency,
         ef: body.ef,
         time: Some(TimeReference { at_ms: body.reference_ms.unwrap_or(now), tz_offset_minutes: body.tz_offset_minutes }),
+        currency: body.currency,
+        explain: body.explain,
         ..SearchRequest::new(&body.text, &body.filter)
     };
     store
@@ -320,6 +410,9 @@ pub async fn search<B: Backend>(store: &Store<B>, services: &dyn Services, body:
                         };
                         if let Some(ctx) = contexts.get(i) {
                             v["context"] = ctx.iter().filter_map(|k| lt.record_by_key(*k)).map(record_json).collect();
+                        }
+                        if let Some(x) = r.explanations.get(i) {
+                            v["explain"] = explanation_json(x);
                         }
                         v
                     })
@@ -480,8 +573,7 @@ async fn route_inner<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut 
                 Some(_) => return Err(Error::invalid("deduplicate", "must be a boolean")),
             };
             let vectors = split_vectors(ctx.vectors.take(), memories.len())?;
-            let (created, duplicates, scrubbed) = create(store, ctx, memories, vectors, dedup).await?;
-            let mut v = json!({ "status": "ok", "created": created, "duplicates": duplicates });
+            let (mut v, scrubbed) = create(store, ctx, memories, vectors, dedup).await?;
             report_into(&mut v, &scrubbed);
             Ok(v)
         }

@@ -74,6 +74,8 @@ pub const MEMORY_IN: S = Obj(
         opt("event_at", Nullable(&TIME), "an alias of event_date"),
         opt("pinned", Bool, "pinned records are kept by `forget`"),
         opt("metadata", Map, "free JSON, kept exactly"),
+        opt("fact_key", Str(l::LTM_FACT_KEY_BYTES_MAX), "what the record states a value of (`user.units`): a record with a later valid_from and the same key, namespace and user supersedes it"),
+        opt("valid_from", Nullable(&TIME), "from when the fact holds (only with fact_key); default created_at"),
     ],
     true,
 );
@@ -110,12 +112,17 @@ pub const MEMORY_RECORD: S = Obj(
         opt("updated_at", Nullable(&DateTime), ""),
         opt("last_accessed", Nullable(&DateTime), ""),
         opt("event_date", Nullable(&DateTime), ""),
+        opt("fact_key", Str(l::LTM_FACT_KEY_BYTES_MAX), "answered only for records with a fact key, with the three fields below"),
+        opt("valid_from", DateTime, ""),
+        opt("valid_to", Nullable(&DateTime), "the successor's valid_from; null while current"),
+        opt("superseded_by", Nullable(&Str(l::ID_BYTES_MAX)), "the successor's id; null while current"),
     ],
     true,
 );
 
 /// AMS's `SearchRequest`, plus edgemem's `auto` mode, `fusion`, `ef`,
-/// `fields`, `expand`, `reference_time`, `tz` and the `speaker` filter.
+/// `fields`, `expand`, `reference_time`, `tz`, the `speaker` filter, and
+/// issue 20's `latest_only`, `as_of`, `include_superseded` and `fact_key`.
 pub const SEARCH_BODY: S = Obj(
     &[
         opt("text", Nullable(&Str(l::QUERY_TEXT_BYTES_MAX)), "what to look for; empty lists by filters alone"),
@@ -149,16 +156,22 @@ pub const SEARCH_BODY: S = Obj(
         opt("event_date", Nullable(&TIME_FILTER), ""),
         opt("event_at", Nullable(&TIME_FILTER), "an alias of event_date"),
         opt("speaker", Nullable(&TAG_FILTER), "who said a dialog turn (metadata.speaker)"),
+        opt("fact_key", Nullable(&TAG_FILTER), "the record's fact_key"),
+        opt("latest_only", Bool, "default true: superseded versions of facts are not found"),
+        opt("as_of", Nullable(&DateTime), "find what was current then: valid_from <= as_of < valid_to (not with include_superseded)"),
+        opt("include_superseded", Bool, "find every version of each fact"),
+        opt("explain", Bool, "attach each hit's ranking signals as `explain`: BM25 and vector score and rank, the fusion formula and inputs, time and recency factors, the filters"),
     ],
     // AMS clients send model fields edgemem ignores.
     true,
 );
 
-/// The fields a search may answer: AMS's `MemoryRecord` fields, then the hit's.
-pub const HIT_FIELD_NAMES: [&str; 25] = [
+/// The fields a search may answer: AMS's `MemoryRecord` fields, the fact
+/// fields, then the hit's.
+pub const HIT_FIELD_NAMES: [&str; 29] = [
     "id", "text", "session_id", "user_id", "namespace", "last_accessed", "created_at", "updated_at", "pinned", "access_count", "topics", "entities", "memory_hash",
     "discrete_memory_extracted", "memory_type", "persisted_at", "extracted_from", "event_date", "extraction_strategy", "extraction_strategy_config", "metadata",
-    "dist", "score", "score_type", "segment",
+    "fact_key", "valid_from", "valid_to", "superseded_by", "dist", "score", "score_type", "segment",
 ];
 
 /// AMS's `MemoryRecordResults`.
@@ -301,12 +314,32 @@ pub(super) const Q_WINDOW: &[F] = &[
 pub const LTM_CREATE: Op = Op {
     route: "long-term-memory",
     method: "POST",
-    summary: "Create long-term memories (deduplicated by content unless `deduplicate` is false)",
+    summary: "Create long-term memories (idempotent: a record already stored is not written again; deduplicated by content unless `deduplicate` is false)",
     path: &[],
     query: &[],
     body: Some(&Obj(&[req("memories", Arr(&MEMORY_IN, l::LTM_CREATE_BATCH_MAX), ""), opt("deduplicate", Bool, "default true")], true)),
-    ok: &Obj(&[req("status", Str(16), ""), req("created", Arr(&Str(l::ID_BYTES_MAX), l::LTM_CREATE_BATCH_MAX), "ids created"), req("duplicates", Arr(&Str(l::ID_BYTES_MAX), l::LTM_CREATE_BATCH_MAX), "ids of the input dropped as duplicates")], true),
+    ok: &Obj(
+        &[
+            req("status", Str(16), ""),
+            req("created", Arr(&Str(l::ID_BYTES_MAX), l::LTM_CREATE_BATCH_MAX), "ids created"),
+            req("duplicates", Arr(&Str(l::ID_BYTES_MAX), l::LTM_CREATE_BATCH_MAX), "ids of the input dropped as duplicates"),
+            req("results", Arr(&CREATE_RESULT, l::LTM_CREATE_BATCH_MAX), "one per memory, in request order"),
+        ],
+        true,
+    ),
 };
+
+/// What a create did with one memory.
+pub const CREATE_RESULT: S = Obj(
+    &[
+        req("id", Str(l::ID_BYTES_MAX), ""),
+        req("status", Enum(&["created", "superseded", "duplicate_of"]), "superseded: written, and it replaced older versions of its fact"),
+        opt("duplicate_of", Str(l::ID_BYTES_MAX), "the stored record that made this one a no-op"),
+        opt("superseded", Arr(&Str(l::ID_BYTES_MAX), l::LTM_RECORDS_MAX), "the versions it replaced"),
+        opt("superseded_by", Str(l::ID_BYTES_MAX), "a newer version that already existed (a back-dated fact)"),
+    ],
+    false,
+);
 
 pub const LTM_DELETE: Op = Op {
     route: "long-term-memory",

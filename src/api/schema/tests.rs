@@ -38,6 +38,9 @@ fn sample_for(op: &Op, name: &str, s: &S, all: bool) -> Option<Value> {
         ("prompt", "window_tokens") => json!(4096),
         (_, "long_term_memory_strategy") => json!({ "strategy": "discrete", "config": {} }),
         ("long-term-memory/search", "tz") => json!("+01:00"),
+        // Every field at once must not contradict itself: as_of with the defaults.
+        ("long-term-memory/search", "latest_only") => json!(true),
+        ("long-term-memory/search", "include_superseded") => json!(false),
         _ => return matches!(s, S::Any).then(|| json!({ "k": "v" })),
     })
 }

@@ -116,20 +116,28 @@ impl Engine {
             // The user id is sealed by the scrub, as the consent table keys it.
             self.privacy.check_long_term(r.record.user_id.as_deref())?;
         }
-        let (created, duplicates) = if records.is_empty() {
-            (Vec::new(), Vec::new())
+        let (created, duplicates, results) = if records.is_empty() {
+            (Vec::new(), Vec::new(), Vec::new())
         } else {
             match self.longterm.apply(&LtmOp::Create { records: records.clone(), deduplicate: true, embedder: embedder.clone() }, now)? {
-                LtmApplied::Created { created, duplicates } => (created, duplicates),
+                LtmApplied::Created { created, duplicates, results } => (created, duplicates, results),
                 other => return Err(Error::Internal { detail: format!("extraction create returned {other:?}") }),
             }
         };
         // A newer statement about the same subject supersedes the older
-        // ones, in the order the pass made them.
-        let mut superseded = Vec::new();
+        // ones, in the order the pass made them: through the fact chain,
+        // and, for records from before extraction set `fact_key`, by
+        // subject.
+        let mut superseded: Vec<String> = results
+            .into_iter()
+            .flat_map(|(_, o)| match o {
+                crate::core::longterm::Outcome::Created { superseded, .. } => superseded,
+                crate::core::longterm::Outcome::DuplicateOf(_) => Vec::new(),
+            })
+            .collect();
         for r in records.iter().filter(|r| created.contains(&r.record.id)) {
             if let Some(subject) = r.record.metadata.get(crate::core::longterm::SUBJECT).and_then(Value::as_str) {
-                superseded.extend(self.longterm.supersede(r.record.user_id.as_deref(), subject, &r.record.id, now));
+                superseded.extend(self.longterm.supersede(r.record.namespace.as_deref(), r.record.user_id.as_deref(), subject, &r.record.id, now));
             }
         }
         self.extraction.insert(session_id.clone(), through.clone());

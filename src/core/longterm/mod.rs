@@ -10,6 +10,10 @@
 
 // The turns around a hit (`expand`).
 mod context;
+pub mod explain;
+pub mod facts;
+#[cfg(test)]
+mod facts_tests;
 pub mod reembed;
 #[cfg(test)]
 mod reembed_tests;
@@ -28,6 +32,7 @@ use crate::core::retrieval::{Analyzer, Bm25Index, Bm25Params};
 use crate::core::time::Millis;
 use crate::core::vector::{self, CompactReport, VectorIndex};
 
+pub use facts::Currency;
 pub use search::{Mode, Scored, SearchRequest, SearchResult};
 
 /// Vectors as little-endian bytes inside ops and snapshots: MessagePack
@@ -65,9 +70,10 @@ pub struct NewRecord {
 /// A long-term memory mutation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum LtmOp {
-    /// Create records (an existing id is overwritten, as in AMS). With
-    /// `deduplicate`, a record whose `memory_hash` another live record
-    /// already has is skipped.
+    /// Create records. An existing id is overwritten, as in AMS, unless the
+    /// stored record already says the same (then nothing is written: a
+    /// retried batch changes nothing). With `deduplicate`, a record whose
+    /// `memory_hash` another current record already has is skipped.
     /// `embedder` names what made the vectors (see [`LongTerm::embedder`]);
     /// `None` in ops logged before identities were kept.
     Create {
@@ -113,10 +119,24 @@ mod opt_f32_bytes {
     }
 }
 
+/// What a create did with one record.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// Written. `superseded`: the older versions of its fact it replaced;
+    /// `superseded_by`: set when a newer version already existed (a
+    /// back-dated fact enters its chain already superseded).
+    Created { superseded: Vec<String>, superseded_by: Option<String> },
+    /// Nothing written: this record (same id, or same content hash in the
+    /// same scope) is already stored.
+    DuplicateOf(String),
+}
+
 /// What a long-term op did.
 #[derive(Debug, Clone, PartialEq)]
 pub enum LtmApplied {
-    Created { created: Vec<String>, duplicates: Vec<String> },
+    /// `created` and `duplicates` are AMS-style id lists; `results` has one
+    /// entry per record of the op, in its order.
+    Created { created: Vec<String>, duplicates: Vec<String>, results: Vec<(String, Outcome)> },
     Updated(Box<MemoryRecord>),
     Deleted { deleted: Vec<String> },
     /// Re-embedding progress: rows staged so far, and whether the swap happened.
@@ -159,6 +179,8 @@ pub struct LongTerm {
     embedder: Option<String>,
     /// New vectors staged by a re-embedding, swapped in when complete.
     restage: Option<reembed::Restage>,
+    /// Fact chains (derived, see [`facts`]).
+    chains: facts::Chains,
 }
 
 /// The metadata key that marks a superseded record, naming its successor.
@@ -181,6 +203,7 @@ impl Clone for LongTerm {
             superseded: self.superseded.clone(),
             embedder: self.embedder.clone(),
             restage: self.restage.clone(),
+            chains: self.chains.clone(),
         }
     }
 }
@@ -210,6 +233,7 @@ impl Default for LongTerm {
             superseded: BTreeSet::new(),
             embedder: None,
             restage: None,
+            chains: facts::Chains::new(),
         }
     }
 }
@@ -284,28 +308,24 @@ impl LongTerm {
                     return Err(Error::LimitExceeded { what: "long-term memories".into(), limit: limits::LTM_RECORDS_MAX as u64 });
                 }
                 let Some(dim) = dim else {
-                    return Ok(LtmApplied::Created { created: Vec::new(), duplicates: Vec::new() });
+                    return Ok(LtmApplied::Created { created: Vec::new(), duplicates: Vec::new(), results: Vec::new() });
                 };
                 self.claim_embedder(embedder.as_deref(), dim);
                 // Everything is checked; from here the op cannot fail halfway.
                 self.index_mut(dim)?;
-                let (mut created, mut duplicates) = (Vec::new(), Vec::new());
+                let (mut created, mut duplicates, mut results) = (Vec::new(), Vec::new(), Vec::with_capacity(records.len()));
                 for r in records {
-                    if *deduplicate {
-                        // A superseded record does not count: saying an old
-                        // preference again makes it current again.
-                        let others = self.hashes.get(&r.record.memory_hash).is_some_and(|keys| {
-                            keys.iter().any(|k| !self.superseded.contains(k) && self.records.get(k).is_some_and(|x| x.id != r.record.id))
-                        });
-                        if others {
-                            duplicates.push(r.record.id.clone());
-                            continue;
-                        }
+                    if let Some(existing) = self.already_stored(&r.record, *deduplicate) {
+                        duplicates.push(r.record.id.clone());
+                        results.push((r.record.id.clone(), Outcome::DuplicateOf(existing)));
+                        continue;
                     }
-                    self.put(r.record.clone(), &r.vector, now)?;
+                    let superseded = self.put(r.record.clone(), &r.vector, now)?;
+                    let superseded_by = self.get(&r.record.id).and_then(|x| x.superseded_by.clone());
                     created.push(r.record.id.clone());
+                    results.push((r.record.id.clone(), Outcome::Created { superseded, superseded_by }));
                 }
-                Ok(LtmApplied::Created { created, duplicates })
+                Ok(LtmApplied::Created { created, duplicates, results })
             }
             LtmOp::Update { id, patch, vector, embedder } => {
                 let old = self.get(id).ok_or_else(|| Error::not_found("memory", id))?;
@@ -317,6 +337,11 @@ impl LongTerm {
                 let key = self.ids[id];
                 let text_changed = next.text != old.text;
                 let old_hash = old.memory_hash.clone();
+                // The patch may move the record to another user's chain.
+                self.unlink(key);
+                let mut next = next;
+                next.valid_to = None;
+                next.superseded_by = None;
                 self.unhash(&old_hash, key);
                 self.bm25.remove(key);
                 self.bm25.add(key, &next.text)?;
@@ -327,7 +352,10 @@ impl LongTerm {
                 if text_changed {
                     self.unstage(key);
                 }
-                self.records.insert(key, next.clone());
+                self.records.insert(key, next);
+                self.link(key);
+                let next = self.records.get(&key).cloned().ok_or_else(|| Error::Internal { detail: "updated record missing".into() })?;
+                self.mark(key, &next);
                 Ok(LtmApplied::Updated(Box::new(next)))
             }
             LtmOp::Delete { ids } => {
@@ -337,6 +365,7 @@ impl LongTerm {
                 let mut deleted = Vec::new();
                 for id in ids {
                     if let Some(key) = self.ids.remove(id) {
+                        self.unlink(key);
                         self.superseded.remove(&key);
                         if let Some(r) = self.records.remove(&key) {
                             self.unhash(&r.memory_hash, key);
@@ -355,10 +384,30 @@ impl LongTerm {
         }
     }
 
-    /// Inserts or overwrites one validated record with its vector.
-    fn put(&mut self, record: MemoryRecord, v: &[f32], _now: Millis) -> Result<()> {
+    /// The id of a stored record that makes creating `r` a no-op: `r`'s own
+    /// id holding the same content (a retry), or, with `deduplicate`, a
+    /// current record with the same content hash. A superseded record does
+    /// not count: saying an old preference again makes it current again.
+    fn already_stored(&self, r: &MemoryRecord, deduplicate: bool) -> Option<String> {
+        if self.get(&r.id).is_some_and(|old| same_content(old, r)) {
+            return Some(r.id.clone());
+        }
+        if !deduplicate {
+            return None;
+        }
+        let keys = self.hashes.get(&r.memory_hash)?;
+        keys.iter().filter(|k| !self.superseded.contains(k)).find_map(|k| self.records.get(k).filter(|x| x.id != r.id)).map(|x| x.id.clone())
+    }
+
+    /// Inserts or overwrites one validated record with its vector; answers
+    /// the ids of the versions it superseded in its fact chain.
+    fn put(&mut self, mut record: MemoryRecord, v: &[f32], _now: Millis) -> Result<Vec<String>> {
+        // Derived by the chain, never taken from the caller.
+        record.valid_to = None;
+        record.superseded_by = None;
         let key = match self.ids.get(&record.id) {
             Some(&k) => {
+                self.unlink(k);
                 if let Some(old_hash) = self.records.get(&k).map(|old| old.memory_hash.clone()) {
                     self.unhash(&old_hash, k);
                 }
@@ -380,12 +429,13 @@ impl LongTerm {
         self.hashes.entry(record.memory_hash.clone()).or_default().push(key);
         self.mark(key, &record);
         self.records.insert(key, record);
-        Ok(())
+        Ok(self.link(key))
     }
 
-    /// Keeps the superseded set in step with a record's metadata.
+    /// Keeps the superseded set in step with a record's chain fields and
+    /// metadata.
     fn mark(&mut self, key: u64, record: &MemoryRecord) {
-        if record.metadata.contains_key(SUPERSEDED_BY) {
+        if Self::superseded_mark(record) {
             self.superseded.insert(key);
         } else {
             self.superseded.remove(&key);
@@ -397,15 +447,25 @@ impl LongTerm {
         self.superseded.contains(&key)
     }
 
-    /// Marks the current records of `user_id` about `subject`, other than
-    /// `by`, as superseded by `by` (at `now`); answers their ids. Part of
-    /// applying an extraction commit, so a replay marks the same records.
-    pub fn supersede(&mut self, user_id: Option<&str>, subject: &str, by: &str, now: Millis) -> Vec<String> {
+    /// Marks the current records of `user_id` in `namespace` about
+    /// `subject`, other than `by`, as superseded by `by` (at `now`); answers
+    /// their ids. Part of applying an extraction commit, so a replay marks
+    /// the same records. Records written before extraction set `fact_key`
+    /// are only reached this way; newer ones are also in a fact chain. The
+    /// mark is permanent: deleting the newer record does not lift it.
+    pub fn supersede(&mut self, namespace: Option<&str>, user_id: Option<&str>, subject: &str, by: &str, now: Millis) -> Vec<String> {
         let keys: Vec<u64> = self
             .records
             .iter()
-            .filter(|(k, r)| {
-                !self.superseded.contains(k) && r.id != by && r.user_id.as_deref() == user_id && r.metadata.get(SUBJECT).and_then(serde_json::Value::as_str) == Some(subject)
+            // Every record without the mark, including those the fact chain
+            // already superseded: extraction's documented mark is
+            // `metadata.superseded_by`.
+            .filter(|(_, r)| {
+                !r.metadata.contains_key(SUPERSEDED_BY)
+                    && r.id != by
+                    && r.user_id.as_deref() == user_id
+                    && r.namespace.as_deref() == namespace
+                    && r.metadata.get(SUBJECT).and_then(serde_json::Value::as_str) == Some(subject)
             })
             .map(|(k, _)| *k)
             .collect();
@@ -481,7 +541,15 @@ impl LongTerm {
             lt.bm25.add(k, &r.text).map_err(|e| Error::SnapshotCorrupt { reason: e.to_string() })?;
             lt.hashes.entry(r.memory_hash.clone()).or_default().push(k);
             lt.mark(k, &r);
+            if let Some(chain) = facts::chain_key(&r) {
+                lt.chains.entry(chain).or_default().insert((facts::valid_from(&r), k));
+            }
             lt.records.insert(k, r);
+        }
+        // The stored chain fields are the rule's output; applying it again
+        // changes nothing in a sound snapshot and repairs a hand-made one.
+        for chain in lt.chains.keys().cloned().collect::<Vec<_>>() {
+            lt.relink(&chain);
         }
         if lt.index.as_ref().map_or(0, VectorIndex::len) != lt.records.len() {
             return Err(Error::SnapshotCorrupt { reason: "vector index and records disagree".into() });
@@ -513,6 +581,18 @@ pub(crate) fn check_components(v: &[f32]) -> Result<()> {
         return Err(Error::InvalidVector { code: VectorCode::ZeroVector, detail: "cosine needs a vector with a direction".into() });
     }
     Ok(())
+}
+
+/// Whether two records say the same: equal but for the times a write sets
+/// and the fields the chain derives.
+fn same_content(a: &MemoryRecord, b: &MemoryRecord) -> bool {
+    let strip = |r: &MemoryRecord| {
+        let mut r = r.clone();
+        (r.last_accessed, r.created_at, r.updated_at, r.persisted_at, r.access_count) = (0, 0, 0, None, 0);
+        (r.valid_to, r.superseded_by) = (None, None);
+        r
+    };
+    a.memory_hash == b.memory_hash && strip(a) == strip(b)
 }
 
 fn prefix(field: &str, e: Error) -> Error {

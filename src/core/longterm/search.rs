@@ -20,7 +20,8 @@ use crate::core::time::Millis;
 use crate::core::timeexpr::{self, TimeWindow};
 use crate::core::vector::{self, Hit, Scratch, SearchParams};
 
-use super::LongTerm;
+use super::explain::{self, Explanation, FusionInputs, Signals};
+use super::{Currency, LongTerm};
 
 /// Search mode (AMS's `search_mode`, plus `auto`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,6 +105,11 @@ pub struct SearchRequest<'a> {
     /// whose event date (else creation time) falls in them; `None` reads
     /// none.
     pub time: Option<TimeReference>,
+    /// Which versions of facts may be found: the current ones (default),
+    /// those current at a time, or all.
+    pub currency: Currency,
+    /// Explain each hit (see [`super::explain`]).
+    pub explain: bool,
 }
 
 impl<'a> SearchRequest<'a> {
@@ -123,6 +129,8 @@ impl<'a> SearchRequest<'a> {
             recency: None,
             ef: None,
             time: None,
+            currency: Currency::Latest,
+            explain: false,
         }
     }
 }
@@ -140,6 +148,8 @@ pub struct Scored {
 /// A page of hits plus how many matched before paging.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SearchResult {
+    /// With `explain`, one per hit, in the same order; else empty.
+    pub explanations: Vec<Explanation>,
     pub hits: Vec<Scored>,
     pub total: usize,
     /// The filter was answered by an exact scan of the matching keys.
@@ -182,14 +192,20 @@ impl LongTerm {
         // cost 0.05 nDCG@10 on convbench's keyword mode).
         // Candidates: enough for the page, capped by the index's k bound.
         let k = (req.offset + req.limit).min(limits::VECTOR_K_MAX);
-        // Superseded records are kept (get by id shows them) but never found.
-        let matched: Option<Vec<u64>> = if req.filter.is_empty() && self.superseded.is_empty() {
+        // Superseded records are kept (get by id shows them) and found only
+        // as of a time when they held, or when every version is asked for.
+        let everything_visible = match req.currency {
+            Currency::Latest => self.superseded.is_empty(),
+            Currency::All => true,
+            Currency::AsOf(_) => false,
+        };
+        let matched: Option<Vec<u64>> = if req.filter.is_empty() && everything_visible {
             None
         } else {
-            Some(self.records.iter().filter(|(k, r)| !self.superseded.contains(k) && req.filter.matches(r)).map(|(k, _)| *k).collect())
+            Some(self.records.iter().filter(|(k, r)| self.visible(**k, r, req.currency) && req.filter.matches(r)).map(|(k, _)| *k).collect())
         };
         if matched.as_ref().is_some_and(Vec::is_empty) || self.records.is_empty() {
-            return Ok(SearchResult { hits: Vec::new(), total: 0, exact: true, mode, time: windows });
+            return Ok(SearchResult { hits: Vec::new(), total: 0, exact: true, mode, time: windows, explanations: Vec::new() });
         }
         let exact = matched.as_ref().is_some_and(|m| m.len() <= limits::VECTOR_FILTER_EXACT_KEYS_MAX);
         let set: Option<HashSet<u64>> = matched.as_ref().filter(|_| !exact).map(|m| m.iter().copied().collect());
@@ -220,6 +236,8 @@ impl LongTerm {
         // No text and no vector: a filter-only listing, newest first, as AMS
         // answers a search without text (browsing a user's memories).
         let browse = req.text.trim().is_empty() && req.vector.is_none();
+        // Kept only when asked: the signals behind each hit's rank.
+        let mut signals = Signals::default();
         let mut hits: Vec<Scored> = match mode {
             _ if browse => {
                 let mut keys: Vec<(Millis, &str, u64)> = match &matched {
@@ -232,6 +250,9 @@ impl LongTerm {
             Mode::Semantic => {
                 let mut out = Vec::new();
                 semantic(&mut out)?;
+                if req.explain {
+                    signals.vector = out.iter().map(|h| (h.key, h.score)).collect();
+                }
                 out.iter()
                     .map(|h| Scored { key: h.key, dist: 1.0 - f64::from(h.score), score: f64::from(h.score), segment: Some(h.segment) })
                     .filter(|s| req.distance_threshold.is_none_or(|t| s.dist <= t))
@@ -240,6 +261,9 @@ impl LongTerm {
             Mode::Keyword => {
                 let mut out = Vec::new();
                 keyword(&mut out)?;
+                if req.explain {
+                    signals.keyword.clone_from(&out);
+                }
                 let mut scored: Vec<(u64, f64)> = out.iter().map(|&(k, s)| (k, f64::from(s))).collect();
                 normalize_by_max(&mut scored);
                 scored.into_iter().map(|(key, score)| Scored { key, dist: 1.0 - score, score, segment: None }).collect()
@@ -273,30 +297,46 @@ impl LongTerm {
                     }
                 }
                 fused.truncate(k);
+                if req.explain {
+                    signals = Signals {
+                        fusion: Some(FusionInputs { rrf: req.fusion == Fusion::Rrf, vector_weight: weight, prior, coverage, confidence: sure }),
+                        keyword: kw,
+                        vector: sims,
+                    };
+                }
                 fused.into_iter().map(|(key, score)| Scored { key, dist: 1.0 - score, score, segment: segments.get(&key).copied() }).collect()
             }
         };
         if !windows.is_empty() && !browse {
             hits.sort_by(|a, b| self.time_boosted(b, &windows).total_cmp(&self.time_boosted(a, &windows)));
         }
+        // The time boost orders the recency re-rank too, or recency would undo it.
+        let order_dist = |h: &Scored| if windows.is_empty() { h.dist } else { h.dist - (self.time_boosted(h, &windows) - h.score) };
         if let Some(p) = &req.recency {
             let mut rh: Vec<RecencyHit> = hits
                 .iter()
-                .filter_map(|h| self.records.get(&h.key).map(|r| RecencyHit {
-                    key: h.key,
-                    // The time boost orders here too, or recency would undo it.
-                    dist: if windows.is_empty() { h.dist } else { h.dist - (self.time_boosted(h, &windows) - h.score) },
-                    last_accessed: r.last_accessed,
-                    created_at: r.created_at,
-                }))
+                .filter_map(|h| self.records.get(&h.key).map(|r| RecencyHit { key: h.key, dist: order_dist(h), last_accessed: r.last_accessed, created_at: r.created_at }))
                 .collect();
             rerank_with_recency(&mut rh, now, p);
             let by_key: std::collections::HashMap<u64, Scored> = hits.iter().map(|h| (h.key, *h)).collect();
             hits = rh.iter().filter_map(|h| by_key.get(&h.key).copied()).collect();
         }
         let total = hits.len();
-        let page = hits.into_iter().skip(req.offset).take(req.limit).collect();
-        Ok(SearchResult { hits: page, total, exact: matched.is_none() || exact, mode, time: windows })
+        let page: Vec<Scored> = hits.into_iter().skip(req.offset).take(req.limit).collect();
+        let explanations = if req.explain {
+            let cx = explain::Context { mode, filters: req.filter.names(), currency: req.currency, recency: req.recency.as_ref(), now, timed: !windows.is_empty() && !browse };
+            page.iter()
+                .enumerate()
+                .map(|(i, h)| {
+                    let times = self.records.get(&h.key).map_or((0, 0), |r| (r.last_accessed, r.created_at));
+                    let inside = cx.timed && self.time_boosted(h, &windows) != h.score;
+                    signals.explain(&cx, h.key, req.offset + i + 1, order_dist(h), inside, times)
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        Ok(SearchResult { hits: page, total, exact: matched.is_none() || exact, mode, time: windows, explanations })
     }
 
     /// What `auto` runs as; other modes run as asked.

@@ -76,7 +76,7 @@ fn duplicates_by_hash_are_skipped_and_ids_overwrite() {
     let mut e = engine(5);
     let mut dup = record(0);
     dup.record.id = "copy".into();
-    let Applied::Ltm(LtmApplied::Created { created, duplicates }) = e.apply(&Op::Ltm(LtmOp::Create { records: vec![dup.clone()], deduplicate: true, embedder: None }), 6_000).unwrap() else { panic!() };
+    let Applied::Ltm(LtmApplied::Created { created, duplicates, .. }) = e.apply(&Op::Ltm(LtmOp::Create { records: vec![dup.clone()], deduplicate: true, embedder: None }), 6_000).unwrap() else { panic!() };
     assert_eq!((created.len(), duplicates), (0, vec!["copy".to_owned()]));
     e.apply(&Op::Ltm(LtmOp::Create { records: vec![dup], deduplicate: false, embedder: None }), 6_000).unwrap();
     assert_eq!(e.longterm().len(), 6);

@@ -90,10 +90,13 @@ pub struct Filter {
     /// An edgemem extension: who said a dialog turn, read from the record's
     /// `metadata.speaker` (a string; a record without one fails the filter).
     pub speaker: Option<TagFilter>,
+    /// An edgemem extension: the record's `fact_key` (issue 20); a record
+    /// without one fails an `eq`.
+    pub fact_key: Option<TagFilter>,
 }
 
 /// The request keys [`Filter::from_request`] reads.
-pub const FILTER_KEYS: [&str; 12] = [
+pub const FILTER_KEYS: [&str; 13] = [
     "session_id",
     "user_id",
     "namespace",
@@ -106,6 +109,7 @@ pub const FILTER_KEYS: [&str; 12] = [
     "event_date",
     "event_at",
     "speaker",
+    "fact_key",
 ];
 
 impl Filter {
@@ -143,7 +147,29 @@ impl Filter {
                 (d, a) => d.or(a),
             },
             speaker: tag("speaker", false)?,
+            fact_key: tag("fact_key", false)?,
         })
+    }
+
+    /// The request names of the fields filtered, in [`FILTER_KEYS`] order
+    /// (`event_at` reads as `event_date`).
+    pub fn names(&self) -> Vec<&'static str> {
+        let set = [
+            self.session_id.is_some(),
+            self.user_id.is_some(),
+            self.namespace.is_some(),
+            self.topics.is_some(),
+            self.entities.is_some(),
+            self.extraction_strategy.is_some(),
+            self.memory_type.is_some(),
+            self.created_at.is_some(),
+            self.last_accessed.is_some(),
+            self.event_date.is_some(),
+            false,
+            self.speaker.is_some(),
+            self.fact_key.is_some(),
+        ];
+        FILTER_KEYS.iter().zip(set).filter(|(_, on)| *on).map(|(k, _)| *k).collect()
     }
 
     /// Whether no field is filtered.
@@ -169,6 +195,7 @@ impl Filter {
                 Some(s) => f.matches(std::slice::from_ref(&s.to_owned())),
                 None => f.matches(&[]),
             })
+            && tag(&self.fact_key, r.fact_key.as_slice())
     }
 }
 

@@ -98,6 +98,22 @@ pub struct MemoryRecord {
     #[serde(default)]
     #[serde(serialize_with = "crate::core::exact_json::map")]
     pub metadata: Map<String, Value>,
+    /// What this record states the value of (`user.units`): a newer record
+    /// with the same key in the same (namespace, user) supersedes it. See
+    /// the chain rule in `longterm::facts`.
+    #[serde(default)]
+    pub fact_key: Option<String>,
+    /// From when the fact holds; `created_at` when not given.
+    #[serde(default)]
+    pub valid_from: Option<Millis>,
+    /// Until when it held: its successor's `valid_from`. Derived from the
+    /// chain, never taken from a client.
+    #[serde(default)]
+    pub valid_to: Option<Millis>,
+    /// The id of the record that superseded this one in its fact chain.
+    /// Derived, like `valid_to`.
+    #[serde(default)]
+    pub superseded_by: Option<String>,
 }
 
 fn default_strategy() -> String {
@@ -160,6 +176,10 @@ impl MemoryRecord {
             extraction_strategy: default_strategy(),
             extraction_strategy_config: Map::new(),
             metadata: Map::new(),
+            fact_key: None,
+            valid_from: None,
+            valid_to: None,
+            superseded_by: None,
         };
         r.refresh_hash();
         r
@@ -211,6 +231,12 @@ impl MemoryRecord {
                 format!("must be 1 to {} bytes without control characters", limits::MEMORY_STRATEGY_BYTES_MAX),
             ));
         }
+        if let Some(k) = &self.fact_key {
+            validate_fact_key(k)?;
+        }
+        if let Some(by) = &self.superseded_by {
+            validate_id("superseded_by", by)?;
+        }
         validate_json_object("extraction_strategy_config", &self.extraction_strategy_config, limits::MEMORY_METADATA_BYTES_MAX)?;
         validate_json_object("metadata", &self.metadata, limits::MEMORY_METADATA_BYTES_MAX)?;
         let times = [
@@ -219,6 +245,8 @@ impl MemoryRecord {
             ("updated_at", Some(self.updated_at)),
             ("persisted_at", self.persisted_at),
             ("event_date", self.event_date),
+            ("valid_from", self.valid_from),
+            ("valid_to", self.valid_to),
         ];
         for (field, t) in times {
             if t.is_some_and(|t| t > MILLIS_MAX) {
@@ -227,6 +255,15 @@ impl MemoryRecord {
         }
         Ok(())
     }
+}
+
+/// A fact key: a dotted name such as `user.units` or `wallet.primary_address`,
+/// compared byte for byte.
+pub fn validate_fact_key(k: &str) -> Result<()> {
+    if k.trim().is_empty() || k.len() > limits::LTM_FACT_KEY_BYTES_MAX || k.chars().any(char::is_control) {
+        return Err(Error::invalid("fact_key", format!("must be 1 to {} bytes, not blank, without control characters", limits::LTM_FACT_KEY_BYTES_MAX)));
+    }
+    Ok(())
 }
 
 /// Topics and entities: AMS stores them as a comma-separated Redis tag, so
