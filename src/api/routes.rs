@@ -66,6 +66,9 @@ pub const ROUTES: &[Route] = &[
     r("long-term-memory/forget", &[("POST", Write)]),
     r("long-term-memory/reembed", &[("POST", Write)]),
     r("long-term-memory/{}", &[("GET", Read), ("PATCH", Write)]),
+    r("long-term-memory/{}/versions", &[("GET", Read)]),
+    r("long-term-memory/{}/restore", &[("POST", Write)]),
+    r("long-term-memory/{}/redact", &[("POST", Write)]),
     // Summary views and their tasks (AMS).
     r("summary-views", &[("GET", Read), ("POST", Write)]),
     r("summary-views/{}", &[("GET", Read), ("DELETE", Write)]),

@@ -148,8 +148,10 @@ pub fn event_of(seq: u64, entry: &LogEntry) -> FeedEvent {
         Op::Ltm(l) => match l {
             LtmOp::Create { records, .. } => e("long_term_memory.created", "").many(records.iter().map(|r| r.record.id.as_str())),
             LtmOp::Update { id, .. } => e("long_term_memory.updated", id),
-            LtmOp::Delete { ids } => e("long_term_memory.deleted", "").many(ids.iter().map(String::as_str)),
+            LtmOp::Delete { ids, .. } => e("long_term_memory.deleted", "").many(ids.iter().map(String::as_str)),
             LtmOp::Reembed { embedder, .. } => e("long_term_memory.reembedded", embedder),
+            LtmOp::Restore { id, .. } => e("long_term_memory.restored", id),
+            LtmOp::Redact { id, .. } => e("long_term_memory.redacted", id),
         },
         Op::EpisodeRecord { episode } => e("episode.recorded", &episode.agent_id).many([episode.id.as_str()].into_iter()),
         Op::EpisodesConfigure { .. } => e("episode.configured", ""),

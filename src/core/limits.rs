@@ -317,6 +317,20 @@ limits! {
     pub const MEMORY_STRATEGY_BYTES_MAX: usize = 64;
     /// Bytes in a long-term record's `fact_key` (`user.units`).
     pub const LTM_FACT_KEY_BYTES_MAX: usize = 256;
+    /// Versions kept per long-term record; the oldest go first, redaction
+    /// receipts last (see `longterm::versions`).
+    pub const LTM_VERSIONS_PER_MEMORY_MAX: usize = 32;
+    /// Past versions of one record that keep their body (restorable);
+    /// older ones keep only their hash.
+    pub const LTM_VERSION_BODIES_PER_MEMORY_MAX: usize = 8;
+    /// Bytes of version bodies per tenant (text, metadata and
+    /// [`LTM_VERSION_OVERHEAD_BYTES`] each); the oldest are stripped first.
+    pub const LTM_VERSION_BODY_BYTES_MAX: usize = 16 * 1024 * 1024;
+    /// What a version body is counted at beyond its text and metadata.
+    pub const LTM_VERSION_OVERHEAD_BYTES: usize = 256;
+    /// Records that no longer exist but keep a history (of deletes,
+    /// forgets, redactions); the one gone longest is dropped first.
+    pub const LTM_GONE_HISTORIES_MAX: usize = 10_000;
     /// A search query's text.
     pub const QUERY_TEXT_BYTES_MAX: usize = 16 * 1024;
     /// Distinct terms of a keyword query that are scored; later ones are ignored.

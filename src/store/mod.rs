@@ -348,7 +348,9 @@ impl<B: Backend> Store<B> {
         inner.events.push(event);
         // Only an erasure that removed something has text to retire: a
         // repeated revoke must not cost a rewrite of the whole storage.
-        let erasure = matches!(applied, Applied::ConsentRevoked { memories, episodes, .. } if memories + episodes > 0);
+        // A redaction erases a record's texts the same way.
+        let erasure = matches!(applied, Applied::ConsentRevoked { memories, episodes, histories, .. } if memories + episodes + histories > 0)
+            || matches!(applied, Applied::Ltm(crate::core::longterm::LtmApplied::Redacted { .. }));
         if erasure {
             // The right to be forgotten: the erased text is still in the log
             // records before this one. A snapshot retires them; if it fails,

@@ -221,7 +221,8 @@ impl MemoryObject {
         ctx.actor = &actor;
         let mut resp = api::handle(&store, &api_req, &mut ctx).await;
         scrub(&mut resp);
-        let revoked = resp.status == 200 && resp.body.get("erased").is_some() && url.path().starts_with("/v1/consent/");
+        // A consent revoke or a redaction: both erase texts from storage.
+        let revoked = resp.status == 200 && resp.body.get("erased").is_some() && (url.path().starts_with("/v1/consent/") || url.path().ends_with("/redact"));
         if revoked {
             // The erasure rewrote storage, which drops a set alarm.
             self.alarm_at.set(None);

@@ -4,7 +4,8 @@
 // show the obvious record first, its score type and the segment that
 // answered; a dry-run forget spares pinned records; a delete removes a
 // record from every search; bad input is a typed error that changes nothing;
-// the records survive a reload.
+// the records survive a reload; a fact key supersedes, "as of" finds the
+// version current then, and each hit explains its rank.
 //
 //   node --test tests/e2e/longterm.test.mjs
 //
@@ -92,6 +93,8 @@ function rows(page) {
         userId: field("user_id"),
         memoryType: field("memory_type"),
         pinned: tr.dataset.pinned === "true",
+        factKey: tr.dataset.factKey,
+        superseded: tr.dataset.superseded === "true",
       };
     }),
   );
@@ -265,6 +268,40 @@ async function scenario(page) {
   return gone.id;
 }
 
+/** Facts over time (issue 20): a fact key supersedes, "as of" and "every version" see past ones, and each hit says why it ranked. */
+async function facts(page) {
+  const add = async (text, validFrom) => {
+    await page.fill("#ltm-text", text);
+    await page.fill("#ltm-user", "sam");
+    await page.fill("#ltm-fact-key", "user.seat");
+    await page.fill("#ltm-valid-from", validFrom);
+    await page.click("#ltm-add");
+    await idle(page);
+  };
+  await add("Sam booked aisle seats on every flight this winter", "2025-01-01");
+  await expectStatus(page, "ok", "Added memory");
+  await add("Sam switched to window seats for long flights", "2025-06-01");
+  await expectStatus(page, "ok", "it supersedes");
+  const seats = async () => (await search(page, "seats flights", { mode: "keyword", user: "sam" })).filter((r) => r.factKey === "user.seat");
+  const current = await seats();
+  assert.deepEqual(current.map((r) => [r.text, r.superseded]), [["Sam switched to window seats for long flights", false]]);
+  await page.fill("#ltm-as-of", "2025-03-01");
+  const march = await seats();
+  assert.deepEqual(march.map((r) => [r.text, r.superseded]), [["Sam booked aisle seats on every flight this winter", true]]);
+  await page.fill("#ltm-as-of", "");
+  await page.check("#ltm-all-versions");
+  assert.equal((await seats()).length, 2);
+  await page.uncheck("#ltm-all-versions");
+  // Why the first hit ranked: a small breakdown beside it.
+  await search(page, "seats flights", { mode: "keyword", user: "sam" });
+  const why = page.locator('#ltm-rows tr[data-testid="ltm-row"]').first().locator('[data-testid="ltm-explain"]');
+  await why.locator("summary").click();
+  const lines = await why.locator("pre").textContent();
+  assert.match(lines, /^bm25: [0-9.]+ \(rank \d+\)/m);
+  assert.match(lines, /^filters: user_id$/m);
+  assert.match(lines, /^versions: latest_only$/m);
+}
+
 /** After a reload: the same records, found the same way. */
 async function checkKept(page, deletedId) {
   assert.equal(await count(page), SAMPLE_COUNT);
@@ -294,6 +331,7 @@ test("Long-term panel, IndexedDB backend: samples, three modes, filters, pin, fo
     await reload(page);
     await page.locator("#ltm-backend", { hasText: "IndexedDB" }).waitFor();
     await checkKept(page, deletedId);
+    await facts(page);
     assert.deepEqual(problems, []);
   } finally {
     await page.close();
@@ -313,6 +351,7 @@ test("Long-term panel, Worker API backend: the same over AMS's routes, survive a
     assert.equal(await page.isChecked("#backend-local"), true);
     await useWorkerOn(page, namespace);
     await checkKept(page, deletedId);
+    await facts(page);
 
     // Another namespace is another tenant: none of these records.
     await useWorkerOn(page, `${namespace}-other`);

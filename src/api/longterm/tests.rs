@@ -232,7 +232,7 @@ fn background_passes_merge_what_writes_cannot() {
                 NewRecord { record: MemoryRecord::new(format!("m{i}"), format!("memory {i}"), MemoryType::Semantic, api.now), vector }
             })
             .collect();
-        now_or_never(api.store.apply(Op::Ltm(LtmOp::Create { records, deduplicate: false, embedder: None }), api.now)).unwrap().unwrap();
+        now_or_never(api.store.apply(Op::Ltm(LtmOp::Create { records, deduplicate: false, embedder: None, actor: None }), api.now)).unwrap().unwrap();
         now_or_never(api.store.maintain(|e| e.compact_vectors(limits::LTM_COMPACT_WORK_POINTS_PER_WRITE))).unwrap().unwrap().unwrap();
     }
     let segments = |api: &Api| now_or_never(api.store.read(|e| e.longterm().index().unwrap().stats().segments.len())).unwrap().unwrap();

@@ -361,6 +361,61 @@ pub const LTM_SEARCH: Op = Op {
     ok: &SEARCH_RESULTS,
 };
 
+/// One version of a record's history.
+pub const VERSION: S = Obj(
+    &[
+        req("id", Str(l::ID_BYTES_MAX), ""),
+        req("version", Int(1, U32), "1, 2, ... per record, never reused"),
+        req("ts", DateTime, ""),
+        req("op", Enum(&["create", "edit", "delete", "forget", "restore", "redact"]), ""),
+        req("text_hash", Str(64), "SHA-256 of the text, hex"),
+        req("actor", Str(l::ID_BYTES_MAX), "the API key's id, local, or extraction"),
+        req("text", Nullable(&Str(l::MEMORY_TEXT_BYTES_MAX)), "null once pruned, deleted or redacted"),
+    ],
+    false,
+);
+
+pub const LTM_VERSIONS: Op = Op {
+    route: "long-term-memory/{}/versions",
+    method: "GET",
+    summary: "List a long-term memory's versions (create, edit, delete, forget, restore, redact), oldest first",
+    path: P_MEMORY_ID,
+    query: &[],
+    body: None,
+    ok: &Obj(&[req("id", Str(l::ID_BYTES_MAX), ""), req("current", Nullable(&Int(1, U32)), "the live record's version; null when gone"), req("versions", Arr(&VERSION, l::LTM_VERSIONS_PER_MEMORY_MAX), "")], false),
+};
+
+pub const LTM_RESTORE: Op = Op {
+    route: "long-term-memory/{}/restore",
+    method: "POST",
+    summary: "Write a new version of a long-term memory equal to an old one (it comes back if deleted)",
+    path: P_MEMORY_ID,
+    query: &[],
+    body: Some(&Obj(&[req("version", Int(1, U32), "the version to restore")], false)),
+    ok: &MEMORY_RECORD,
+};
+
+pub const LTM_REDACT: Op = Op {
+    route: "long-term-memory/{}/redact",
+    method: "POST",
+    summary: "Remove a long-term memory and the text of all its versions from memory and storage, keeping hashes and a receipt",
+    path: P_MEMORY_ID,
+    query: &[],
+    body: None,
+    ok: &Obj(
+        &[
+            req("status", Str(16), ""),
+            req("id", Str(l::ID_BYTES_MAX), ""),
+            req("version", Int(1, U32), "the receipt's version"),
+            req("redacted_versions", Int(0, U32), "versions whose text went"),
+            req("redacted_by", Str(l::ID_BYTES_MAX), ""),
+            req("redacted_at", DateTime, ""),
+            req("erased", S::Map, ""),
+        ],
+        false,
+    ),
+};
+
 pub const LTM_GET: Op = Op { route: "long-term-memory/{}", method: "GET", summary: "Read one long-term memory", path: P_MEMORY_ID, query: &[], body: None, ok: &MEMORY_RECORD };
 
 pub const LTM_PATCH: Op = Op {
@@ -471,7 +526,7 @@ pub const OPS: &[&Op] = &[
     // Episodic log.
     &EPISODES_GET, &EPISODES_POST, &EPISODES_GET_SLASH, &EPISODES_POST_SLASH, &EPISODES_SUMMARY, &EPISODES_CONFIG,
     // Long-term memory.
-    &LTM_CREATE, &LTM_DELETE, &LTM_CREATE_SLASH, &LTM_DELETE_SLASH, &LTM_SEARCH, &LTM_FORGET, &LTM_REEMBED, &LTM_GET, &LTM_PATCH,
+    &LTM_CREATE, &LTM_DELETE, &LTM_CREATE_SLASH, &LTM_DELETE_SLASH, &LTM_SEARCH, &LTM_FORGET, &LTM_REEMBED, &LTM_GET, &LTM_PATCH, &LTM_VERSIONS, &LTM_RESTORE, &LTM_REDACT,
     // Summary views and tasks.
     &VIEWS_GET, &VIEWS_POST, &VIEW_GET, &VIEW_DELETE, &VIEW_RUN, &VIEW_PARTITIONS, &VIEW_PARTITION_RUN, &TASK_GET,
     // Working memory and history.

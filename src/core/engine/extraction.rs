@@ -119,7 +119,7 @@ impl Engine {
         let (created, duplicates, results) = if records.is_empty() {
             (Vec::new(), Vec::new(), Vec::new())
         } else {
-            match self.longterm.apply(&LtmOp::Create { records: records.clone(), deduplicate: true, embedder: embedder.clone() }, now)? {
+            match self.longterm.apply(&LtmOp::Create { records: records.clone(), deduplicate: true, embedder: embedder.clone(), actor: Some(crate::core::longterm::versions::EXTRACTION_ACTOR.into()) }, now)? {
                 LtmApplied::Created { created, duplicates, results } => (created, duplicates, results),
                 other => return Err(Error::Internal { detail: format!("extraction create returned {other:?}") }),
             }

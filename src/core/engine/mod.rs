@@ -125,7 +125,8 @@ pub enum Applied {
     Decision(DecisionEntry),
     Privacy(Policy),
     Consent { user_id: String, record: ConsentRecord },
-    ConsentRevoked { user_id: String, had_consent: bool, memories: usize, episodes: usize },
+    /// `histories`: version histories dropped (see `longterm::versions`).
+    ConsentRevoked { user_id: String, had_consent: bool, memories: usize, episodes: usize, histories: usize },
     Extracted(Committed),
     SummaryView(SummaryViewApplied),
 }
@@ -284,7 +285,11 @@ impl Engine {
                         let user = patch.user_id.as_deref().or_else(|| self.longterm.get(id).and_then(|r| r.user_id.as_deref()));
                         self.privacy.check_long_term(user)?;
                     }
-                    LtmOp::Delete { .. } | LtmOp::Reembed { .. } => {}
+                    LtmOp::Restore { id, version, .. } => {
+                        let body = self.longterm.version_body(id, *version)?;
+                        self.privacy.check_long_term(body.user_id.as_deref())?;
+                    }
+                    LtmOp::Delete { .. } | LtmOp::Reembed { .. } | LtmOp::Redact { .. } => {}
                 }
                 let applied = self.longterm.apply(op, now)?;
                 self.summary_views.long_term_changed();
@@ -311,8 +316,10 @@ impl Engine {
                 let ids: Vec<String> = self.longterm.records().filter(|r| r.user_id.as_deref() == Some(user_id.as_str())).map(|r| r.id.clone()).collect();
                 let memories = ids.len();
                 if !ids.is_empty() {
-                    self.longterm.apply(&LtmOp::Delete { ids }, now)?;
+                    self.longterm.apply(&LtmOp::Delete { ids: ids.clone(), forget: false, actor: None }, now)?;
                 }
+                // Past versions hold the user's texts too, deleted records' included.
+                let histories = self.longterm.purge_user_history(user_id, &ids);
                 let session_user = session_user_id.as_deref().unwrap_or(user_id);
                 let sessions: BTreeSet<&str> = self.sessions.values().filter(|s| s.user_id.as_deref() == Some(session_user)).map(|s| s.session_id.as_str()).collect();
                 let episodes = self.episodes.forget_where(|e| episode_of_user(e, user_id, &sessions));
@@ -320,7 +327,7 @@ impl Engine {
                 if memories > 0 {
                     self.summary_views.long_term_changed();
                 }
-                Applied::ConsentRevoked { user_id: user_id.clone(), had_consent, memories, episodes }
+                Applied::ConsentRevoked { user_id: user_id.clone(), had_consent, memories, episodes, histories }
             }
             Op::EpisodeRecord { episode } => Applied::EpisodeRecorded(self.episodes.record(episode.clone(), now)?),
             Op::Extraction(op) => {

@@ -23,7 +23,7 @@ fn every_kind_an_op_produces_is_listed_and_named_area_dot_verb() {
         Op::Ledger(LedgerOp::CreateAsset { code: "USDC".into(), scale: 6 }),
         Op::Ledger(LedgerOp::Void { id: "t1".into() }),
         Op::Ledger(LedgerOp::Expire),
-        Op::Ltm(LtmOp::Delete { ids: (0..40).map(|i| format!("m{i}")).collect() }),
+        Op::Ltm(LtmOp::Delete { ids: (0..40).map(|i| format!("m{i}")).collect(), forget: false, actor: None }),
         Op::EpisodesExpire,
     ];
     let kinds: Vec<&str> = ops.into_iter().map(|op| event_of(7, &entry(op)).kind).collect();
@@ -54,7 +54,7 @@ fn events_carry_ids_and_counts_not_bodies() {
     assert_eq!((e.seq, e.ts, e.key.as_str(), e.count, e.ids.clone()), (3, 42, "chat", Some(2), vec!["a".to_owned(), "b".to_owned()]));
     let json = serde_json::to_string(&e).unwrap();
     assert!(!json.contains("hi"), "no message content: {json}");
-    let e = event_of(4, &entry(Op::Ltm(LtmOp::Delete { ids: (0..40).map(|i| format!("m{i}")).collect() })));
+    let e = event_of(4, &entry(Op::Ltm(LtmOp::Delete { ids: (0..40).map(|i| format!("m{i}")).collect(), forget: false, actor: None })));
     assert_eq!((e.count, e.ids.len()), (Some(40), limits::FEED_EVENT_IDS_MAX));
 }
 

@@ -22,7 +22,7 @@ fn fact(id: &str, user: &str, key: &str, day: Millis, text: &str) -> NewRecord {
 }
 
 fn create(lt: &mut LongTerm, records: Vec<NewRecord>) -> Vec<(String, Outcome)> {
-    match lt.apply(&LtmOp::Create { records, deduplicate: true, embedder: None }, 2_000).unwrap() {
+    match lt.apply(&LtmOp::Create { records, deduplicate: true, embedder: None, actor: None }, 2_000).unwrap() {
         LtmApplied::Created { results, .. } => results,
         other => panic!("{other:?}"),
     }
@@ -104,11 +104,11 @@ fn chains_are_scoped_by_namespace_user_and_key() {
 fn deleting_the_current_fact_makes_its_predecessor_current() {
     let mut lt = LongTerm::new();
     create(&mut lt, units());
-    lt.apply(&LtmOp::Delete { ids: vec!["jun".into()] }, 3_000).unwrap();
+    lt.apply(&LtmOp::Delete { ids: vec!["jun".into()], forget: false, actor: None }, 3_000).unwrap();
     let mar = lt.get("mar").unwrap();
     assert_eq!((mar.valid_to, mar.superseded_by.as_deref()), (None, None));
     assert!(!lt.is_superseded(lt.ids["mar"]));
-    lt.apply(&LtmOp::Delete { ids: vec!["jan".into()] }, 3_000).unwrap();
+    lt.apply(&LtmOp::Delete { ids: vec!["jan".into()], forget: false, actor: None }, 3_000).unwrap();
     assert_eq!(links(&lt), vec![("mar".into(), None, None)]);
 }
 
@@ -117,7 +117,7 @@ fn an_edit_that_moves_a_record_relinks_both_chains() {
     let mut lt = LongTerm::new();
     create(&mut lt, units());
     let patch = MemoryPatch { user_id: Some("bob".into()), ..MemoryPatch::default() };
-    let LtmApplied::Updated(moved) = lt.apply(&LtmOp::Update { id: "jun".into(), patch, vector: None, embedder: None }, 3_000).unwrap() else { panic!() };
+    let LtmApplied::Updated(moved) = lt.apply(&LtmOp::Update { id: "jun".into(), patch, vector: None, embedder: None, actor: None }, 3_000).unwrap() else { panic!() };
     assert_eq!((moved.valid_to, moved.superseded_by), (None, None));
     assert_eq!(lt.get("mar").unwrap().superseded_by, None, "ann's chain ends at mar again");
     assert!(!lt.is_superseded(lt.ids["mar"]));
@@ -176,11 +176,11 @@ fn chains_survive_snapshots_and_replays() {
     let mut e = Engine::new();
     let mut ops = Vec::new();
     for r in [units()[2].clone(), units()[0].clone(), units()[1].clone()] {
-        let op = Op::Ltm(LtmOp::Create { records: vec![r], deduplicate: true, embedder: None });
+        let op = Op::Ltm(LtmOp::Create { records: vec![r], deduplicate: true, embedder: None, actor: None });
         e.apply(&op, 2_000).unwrap();
         ops.push(op);
     }
-    ops.push(Op::Ltm(LtmOp::Delete { ids: vec!["mar".into()] }));
+    ops.push(Op::Ltm(LtmOp::Delete { ids: vec!["mar".into()], forget: false, actor: None }));
     assert!(matches!(e.apply(ops.last().unwrap(), 3_000).unwrap(), Applied::Ltm(LtmApplied::Deleted { .. })));
     let restored = LongTerm::from_snapshot(e.longterm().to_snapshot()).unwrap();
     assert_eq!(links(&restored), links(e.longterm()));
@@ -202,7 +202,7 @@ fn a_bad_fact_key_is_refused_and_changes_nothing() {
     for key in ["", "  ", "a\nb", &"k".repeat(limits::LTM_FACT_KEY_BYTES_MAX + 1)] {
         let mut r = fact("bad", "ann", "x", 1, "text");
         r.record.fact_key = Some(key.to_owned());
-        let err = lt.apply(&LtmOp::Create { records: vec![units()[0].clone(), r], deduplicate: true, embedder: None }, 2_000).unwrap_err();
+        let err = lt.apply(&LtmOp::Create { records: vec![units()[0].clone(), r], deduplicate: true, embedder: None, actor: None }, 2_000).unwrap_err();
         assert_eq!(err.code(), "invalid_input", "{key:?}");
         assert_eq!(lt, before);
     }

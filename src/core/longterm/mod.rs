@@ -18,8 +18,12 @@ pub mod reembed;
 #[cfg(test)]
 mod reembed_tests;
 pub mod search;
+mod snapshot;
 #[cfg(test)]
 mod tests;
+pub mod versions;
+#[cfg(test)]
+mod versions_tests;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -31,33 +35,12 @@ use crate::core::retrieval::record::{MemoryPatch, MemoryRecord};
 use crate::core::retrieval::{Analyzer, Bm25Index, Bm25Params};
 use crate::core::time::Millis;
 use crate::core::vector::{self, CompactReport, VectorIndex};
+use versions::VersionOp;
 
 pub use facts::Currency;
+pub use snapshot::{f32_bytes, LongTermSnapshot};
+use snapshot::opt_f32_bytes;
 pub use search::{Mode, Scored, SearchRequest, SearchResult};
-
-/// Vectors as little-endian bytes inside ops and snapshots: MessagePack
-/// `bin`, copied in bulk rather than one float at a time.
-pub mod f32_bytes {
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub fn serialize<S: Serializer>(v: &[f32], s: S) -> Result<S::Ok, S::Error> {
-        let mut b = Vec::with_capacity(v.len() * 4);
-        for x in v {
-            b.extend_from_slice(&x.to_le_bytes());
-        }
-        s.serialize_bytes(&b)
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<f32>, D::Error> {
-        let b: crate::core::codec::Bytes = Deserialize::deserialize(d)?;
-        if b.0.len() % 4 != 0 {
-            return Err(serde::de::Error::custom("vector bytes not a multiple of 4"));
-        }
-        Ok(b.0.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
-    }
-}
-
-use crate::core::codec::Bytes;
 
 /// A record with its vector, as a create op carries it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -76,11 +59,14 @@ pub enum LtmOp {
     /// `memory_hash` another current record already has is skipped.
     /// `embedder` names what made the vectors (see [`LongTerm::embedder`]);
     /// `None` in ops logged before identities were kept.
+    /// `actor` (an API key's id; `None`: local) goes into each version.
     Create {
         records: Vec<NewRecord>,
         deduplicate: bool,
         #[serde(default)]
         embedder: Option<String>,
+        #[serde(default)]
+        actor: Option<String>,
     },
     /// Patch one record; `vector` is its new embedding when the text changed.
     Update {
@@ -90,34 +76,37 @@ pub enum LtmOp {
         vector: Option<Vec<f32>>,
         #[serde(default)]
         embedder: Option<String>,
+        #[serde(default)]
+        actor: Option<String>,
     },
-    /// Delete records; missing ids are ignored (AMS).
-    Delete { ids: Vec<String> },
+    /// Delete records; missing ids are ignored (AMS). `forget`: a forget
+    /// policy chose them (their versions say so).
+    Delete {
+        ids: Vec<String>,
+        #[serde(default)]
+        forget: bool,
+        #[serde(default)]
+        actor: Option<String>,
+    },
     /// Stages new vectors from `embedder` for existing records (re-embedding,
     /// see [`reembed`]); with `finish`, swaps them in once every live record
     /// has one.
     Reembed { embedder: String, rows: Vec<reembed::Row>, finish: bool },
+    /// Writes a new version of `id` equal to its version `version` (the
+    /// record comes back if it was deleted); `vector` embeds its text.
+    Restore {
+        id: String,
+        version: u32,
+        #[serde(with = "f32_bytes")]
+        vector: Vec<f32>,
+        embedder: Option<String>,
+        actor: Option<String>,
+    },
+    /// Removes `id` and the text of every one of its versions, keeping the
+    /// hashes and a receipt. The op carries no text.
+    Redact { id: String, actor: Option<String> },
 }
 
-mod opt_f32_bytes {
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub fn serialize<S: Serializer>(v: &Option<Vec<f32>>, s: S) -> Result<S::Ok, S::Error> {
-        match v {
-            Some(v) => super::f32_bytes::serialize(v, s),
-            None => s.serialize_none(),
-        }
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<f32>>, D::Error> {
-        let b: Option<super::Bytes> = Option::deserialize(d)?;
-        match b {
-            None => Ok(None),
-            Some(b) if b.0.len() % 4 != 0 => Err(serde::de::Error::custom("vector bytes not a multiple of 4")),
-            Some(b) => Ok(Some(b.0.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())),
-        }
-    }
-}
 
 /// What a create did with one record.
 #[derive(Debug, Clone, PartialEq)]
@@ -141,22 +130,12 @@ pub enum LtmApplied {
     Deleted { deleted: Vec<String> },
     /// Re-embedding progress: rows staged so far, and whether the swap happened.
     Reembedded { staged: usize, finished: bool },
+    /// The record as restored, and the version that holds it now.
+    Restored { record: Box<MemoryRecord>, version: u32 },
+    /// A redaction: how many versions lost their text, and the receipt's version.
+    Redacted { id: String, versions: usize, version: u32 },
 }
 
-/// The snapshot form: records with their keys, and the encoded index.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct LongTermSnapshot {
-    pub next_key: u64,
-    pub records: Vec<(u64, MemoryRecord)>,
-    /// [`VectorIndex::encode`], or empty before the first vector.
-    pub index: Bytes,
-    /// What made the vectors; `None` in snapshots from before identities.
-    #[serde(default)]
-    pub embedder: Option<String>,
-    /// A re-embedding in progress.
-    #[serde(default)]
-    pub restage: Option<reembed::RestageSnapshot>,
-}
 
 /// One tenant's long-term memory.
 #[derive(Debug)]
@@ -181,6 +160,8 @@ pub struct LongTerm {
     restage: Option<reembed::Restage>,
     /// Fact chains (derived, see [`facts`]).
     chains: facts::Chains,
+    /// Every record's versions (see [`versions`]).
+    histories: versions::Histories,
 }
 
 /// The metadata key that marks a superseded record, naming its successor.
@@ -204,6 +185,7 @@ impl Clone for LongTerm {
             embedder: self.embedder.clone(),
             restage: self.restage.clone(),
             chains: self.chains.clone(),
+            histories: self.histories.clone(),
         }
     }
 }
@@ -213,7 +195,12 @@ impl PartialEq for LongTerm {
     /// live vectors, whatever the segment layout.
     fn eq(&self, other: &Self) -> bool {
         let vectors = |l: &LongTerm| l.index.as_ref().map(|i| i.live_entries()).unwrap_or_default();
-        self.records == other.records && self.next_key == other.next_key && vectors(self) == vectors(other) && self.embedder == other.embedder && self.restage == other.restage
+        self.records == other.records
+            && self.next_key == other.next_key
+            && vectors(self) == vectors(other)
+            && self.embedder == other.embedder
+            && self.restage == other.restage
+            && self.histories == other.histories
     }
 }
 
@@ -234,6 +221,7 @@ impl Default for LongTerm {
             embedder: None,
             restage: None,
             chains: facts::Chains::new(),
+            histories: versions::Histories::default(),
         }
     }
 }
@@ -282,7 +270,7 @@ impl LongTerm {
     /// Applies an op at `now`. On error nothing has changed.
     pub fn apply(&mut self, op: &LtmOp, now: Millis) -> Result<LtmApplied> {
         match op {
-            LtmOp::Create { records, deduplicate, embedder } => {
+            LtmOp::Create { records, deduplicate, embedder, actor } => {
                 if records.len() > limits::LTM_CREATE_BATCH_MAX {
                     return Err(Error::LimitExceeded { what: "memories in one create".into(), limit: limits::LTM_CREATE_BATCH_MAX as u64 });
                 }
@@ -320,14 +308,17 @@ impl LongTerm {
                         results.push((r.record.id.clone(), Outcome::DuplicateOf(existing)));
                         continue;
                     }
+                    let existed = self.ids.contains_key(&r.record.id);
+                    self.archive(&r.record.id);
                     let superseded = self.put(r.record.clone(), &r.vector, now)?;
+                    self.versioned(&r.record.id, if existed { VersionOp::Edit } else { VersionOp::Create }, now, &r.record.text, actor.as_deref());
                     let superseded_by = self.get(&r.record.id).and_then(|x| x.superseded_by.clone());
                     created.push(r.record.id.clone());
                     results.push((r.record.id.clone(), Outcome::Created { superseded, superseded_by }));
                 }
                 Ok(LtmApplied::Created { created, duplicates, results })
             }
-            LtmOp::Update { id, patch, vector, embedder } => {
+            LtmOp::Update { id, patch, vector, embedder, actor } => {
                 let old = self.get(id).ok_or_else(|| Error::not_found("memory", id))?;
                 let next = patch.apply(old, now)?;
                 if let Some(v) = vector {
@@ -352,36 +343,79 @@ impl LongTerm {
                 if text_changed {
                     self.unstage(key);
                 }
+                self.archive(id);
                 self.records.insert(key, next);
                 self.link(key);
                 let next = self.records.get(&key).cloned().ok_or_else(|| Error::Internal { detail: "updated record missing".into() })?;
                 self.mark(key, &next);
+                self.versioned(id, VersionOp::Edit, now, &next.text, actor.as_deref());
                 Ok(LtmApplied::Updated(Box::new(next)))
             }
-            LtmOp::Delete { ids } => {
+            LtmOp::Delete { ids, forget, actor } => {
                 if ids.len() > limits::LTM_DELETE_BATCH_MAX {
                     return Err(Error::LimitExceeded { what: "ids in one delete".into(), limit: limits::LTM_DELETE_BATCH_MAX as u64 });
                 }
                 let mut deleted = Vec::new();
                 for id in ids {
-                    if let Some(key) = self.ids.remove(id) {
-                        self.unlink(key);
-                        self.superseded.remove(&key);
-                        if let Some(r) = self.records.remove(&key) {
-                            self.unhash(&r.memory_hash, key);
-                        }
-                        self.bm25.remove(key);
-                        if let Some(i) = self.index.as_mut() {
-                            i.remove(key);
-                        }
-                        self.unstage(key);
+                    self.archive(id);
+                    if let Some(r) = self.remove(id) {
+                        self.versioned(id, if *forget { VersionOp::Forget } else { VersionOp::Delete }, now, &r.text, actor.as_deref());
                         deleted.push(id.clone());
                     }
                 }
                 Ok(LtmApplied::Deleted { deleted })
             }
             LtmOp::Reembed { embedder, rows, finish } => self.apply_reembed(embedder, rows, *finish),
+            LtmOp::Restore { id, version, vector, embedder, actor } => {
+                let mut record = self.version_body(id, *version)?;
+                self.check_embedder(embedder.as_deref(), vector.len())?;
+                check_vector(self.dim(), vector)?;
+                if !self.ids.contains_key(id) && self.records.len() >= limits::LTM_RECORDS_MAX {
+                    return Err(Error::LimitExceeded { what: "long-term memories".into(), limit: limits::LTM_RECORDS_MAX as u64 });
+                }
+                record.updated_at = now;
+                record.validate()?;
+                self.claim_embedder(embedder.as_deref(), vector.len());
+                // Everything is checked; from here the op cannot fail halfway.
+                self.index_mut(vector.len())?;
+                self.archive(id);
+                let text = record.text.clone();
+                self.put(record, vector, now)?;
+                let v = self.versioned(id, VersionOp::Restore, now, &text, actor.as_deref());
+                let record = self.get(id).cloned().ok_or_else(|| Error::Internal { detail: "restored record missing".into() })?;
+                Ok(LtmApplied::Restored { record: Box::new(record), version: v })
+            }
+            LtmOp::Redact { id, actor } => {
+                let last_text = match (self.get(id), self.versions(id)) {
+                    (Some(r), _) => r.text.clone(),
+                    (None, Some(h)) => h.iter().rev().find_map(|v| v.body.as_ref().map(|b| b.text.clone())).unwrap_or_default(),
+                    (None, None) => return Err(Error::not_found("memory", id)),
+                };
+                self.remove(id);
+                let versions = self.redact_history(id);
+                // The receipt hashes the last text known, never keeps it.
+                let version = self.versioned(id, VersionOp::Redact, now, &last_text, actor.as_deref());
+                Ok(LtmApplied::Redacted { id: id.clone(), versions, version })
+            }
         }
+    }
+
+    /// Removes the live record `id` from every index; answers it.
+    fn remove(&mut self, id: &str) -> Option<MemoryRecord> {
+        let key = *self.ids.get(id)?;
+        self.unlink(key);
+        self.ids.remove(id);
+        self.superseded.remove(&key);
+        let r = self.records.remove(&key);
+        if let Some(r) = &r {
+            self.unhash(&r.memory_hash, key);
+        }
+        self.bm25.remove(key);
+        if let Some(i) = self.index.as_mut() {
+            i.remove(key);
+        }
+        self.unstage(key);
+        r
     }
 
     /// The id of a stored record that makes creating `r` a no-op: `r`'s own
@@ -505,57 +539,6 @@ impl LongTerm {
         self.index.as_ref().is_some_and(|i| i.compaction_due(work_points_max))
     }
 
-    /// The snapshot form.
-    pub fn to_snapshot(&self) -> LongTermSnapshot {
-        LongTermSnapshot {
-            next_key: self.next_key,
-            records: self.records.iter().map(|(k, r)| (*k, r.clone())).collect(),
-            index: Bytes(self.index.as_ref().map(VectorIndex::encode).unwrap_or_default()),
-            embedder: self.embedder.clone(),
-            restage: self.restage.as_ref().map(reembed::Restage::to_snapshot),
-        }
-    }
-
-    /// Rebuilds from a snapshot: records validated, the index decoded as is
-    /// (no graph rebuild), BM25 re-derived from the texts.
-    pub fn from_snapshot(s: LongTermSnapshot) -> Result<LongTerm> {
-        if s.records.len() > limits::LTM_RECORDS_MAX {
-            return Err(Error::SnapshotCorrupt { reason: "more long-term memories than the limit".into() });
-        }
-        let mut lt = LongTerm::new();
-        lt.next_key = s.next_key;
-        if let Some(name) = &s.embedder {
-            reembed::check_name(name).map_err(|e| Error::SnapshotCorrupt { reason: e.to_string() })?;
-        }
-        lt.embedder = s.embedder;
-        lt.restage = s.restage.map(reembed::Restage::from_snapshot).transpose()?;
-        if !s.index.0.is_empty() {
-            lt.index = Some(VectorIndex::decode(&s.index.0)?);
-        }
-        for (k, r) in s.records {
-            r.validate().map_err(|e| Error::SnapshotCorrupt { reason: format!("memory {:?}: {e}", r.id) })?;
-            let live = lt.index.as_ref().is_some_and(|i| i.contains(k));
-            if k >= lt.next_key || !live || lt.ids.insert(r.id.clone(), k).is_some() {
-                return Err(Error::SnapshotCorrupt { reason: format!("memory {:?}: key {k} inconsistent", r.id) });
-            }
-            lt.bm25.add(k, &r.text).map_err(|e| Error::SnapshotCorrupt { reason: e.to_string() })?;
-            lt.hashes.entry(r.memory_hash.clone()).or_default().push(k);
-            lt.mark(k, &r);
-            if let Some(chain) = facts::chain_key(&r) {
-                lt.chains.entry(chain).or_default().insert((facts::valid_from(&r), k));
-            }
-            lt.records.insert(k, r);
-        }
-        // The stored chain fields are the rule's output; applying it again
-        // changes nothing in a sound snapshot and repairs a hand-made one.
-        for chain in lt.chains.keys().cloned().collect::<Vec<_>>() {
-            lt.relink(&chain);
-        }
-        if lt.index.as_ref().map_or(0, VectorIndex::len) != lt.records.len() {
-            return Err(Error::SnapshotCorrupt { reason: "vector index and records disagree".into() });
-        }
-        Ok(lt)
-    }
 }
 
 /// Validates a vector for a namespace of width `dim` (none yet: any).

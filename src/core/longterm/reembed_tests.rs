@@ -16,7 +16,7 @@ fn rec(i: u64, dim: usize) -> NewRecord {
 }
 
 fn create(lt: &mut LongTerm, ids: std::ops::Range<u64>, dim: usize, embedder: &str) -> Result<LtmApplied> {
-    lt.apply(&LtmOp::Create { records: ids.map(|i| rec(i, dim)).collect(), deduplicate: false, embedder: Some(embedder.into()) }, 0)
+    lt.apply(&LtmOp::Create { records: ids.map(|i| rec(i, dim)).collect(), deduplicate: false, embedder: Some(embedder.into()), actor: None }, 0)
 }
 
 fn rows(lt: &LongTerm, target: &str, dim: usize) -> Vec<Row> {
@@ -33,20 +33,20 @@ fn vectors_of_another_embedder_are_refused_and_change_nothing() {
     assert_eq!(err.code(), "embedder_mismatch");
     assert!(err.to_string().contains("reembed"), "the error names the way out: {err}");
     assert_eq!(lt, before);
-    let update = LtmOp::Update { id: "m1".into(), patch: MemoryPatch { text: Some("new".into()), ..MemoryPatch::default() }, vector: Some(vec![1.0; 8]), embedder: Some("b/8".into()) };
+    let update = LtmOp::Update { id: "m1".into(), patch: MemoryPatch { text: Some("new".into()), ..MemoryPatch::default() }, vector: Some(vec![1.0; 8]), embedder: Some("b/8".into()), actor: None };
     assert_eq!(lt.apply(&update, 0).unwrap_err().code(), "embedder_mismatch");
     assert_eq!(lt, before);
     assert_eq!(lt.check_embedder(Some("b/8"), 8).unwrap_err().code(), "embedder_mismatch");
     lt.check_embedder(Some("a/8"), 8).unwrap();
     // Caller vectors without a name are held to the dimension only.
-    lt.apply(&LtmOp::Create { records: vec![rec(9, 8)], deduplicate: false, embedder: None }, 0).unwrap();
+    lt.apply(&LtmOp::Create { records: vec![rec(9, 8)], deduplicate: false, embedder: None, actor: None }, 0).unwrap();
 }
 
 #[test]
 fn an_emptied_namespace_takes_a_new_embedder_of_another_width() {
     let mut lt = LongTerm::new();
     create(&mut lt, 0..3, 8, "a/8").unwrap();
-    lt.apply(&LtmOp::Delete { ids: vec!["m0".into(), "m1".into(), "m2".into()] }, 0).unwrap();
+    lt.apply(&LtmOp::Delete { ids: vec!["m0".into(), "m1".into(), "m2".into()], forget: false, actor: None }, 0).unwrap();
     create(&mut lt, 0..2, 16, "b/16").unwrap();
     assert_eq!((lt.embedder(), lt.dim()), (Some("b/16"), Some(16)));
 }
@@ -54,7 +54,7 @@ fn an_emptied_namespace_takes_a_new_embedder_of_another_width() {
 #[test]
 fn state_from_before_identities_adopts_a_same_width_embedder_only() {
     let mut lt = LongTerm::new();
-    lt.apply(&LtmOp::Create { records: (0..3).map(|i| rec(i, 8)).collect(), deduplicate: false, embedder: None }, 0).unwrap();
+    lt.apply(&LtmOp::Create { records: (0..3).map(|i| rec(i, 8)).collect(), deduplicate: false, embedder: None, actor: None }, 0).unwrap();
     assert_eq!(lt.embedder(), None);
     assert_eq!(create(&mut lt, 3..4, 16, "wide/16").unwrap_err().code(), "embedder_mismatch");
     create(&mut lt, 3..4, 8, "a/8").unwrap();
@@ -80,8 +80,8 @@ fn staged_vectors_are_invisible_until_the_swap_which_leaves_no_record_behind() {
     assert!(err.to_string().contains("4 records have no new vector"), "{err}");
     assert_eq!(lt, before);
     // A record deleted and one whose text changed while staging.
-    lt.apply(&LtmOp::Delete { ids: vec!["m9".into()] }, 0).unwrap();
-    let edit = LtmOp::Update { id: "m0".into(), patch: MemoryPatch { text: Some("changed".into()), ..MemoryPatch::default() }, vector: Some(vec![1.0; 8]), embedder: Some("old/8".into()) };
+    lt.apply(&LtmOp::Delete { ids: vec!["m9".into()], forget: false, actor: None }, 0).unwrap();
+    let edit = LtmOp::Update { id: "m0".into(), patch: MemoryPatch { text: Some("changed".into()), ..MemoryPatch::default() }, vector: Some(vec![1.0; 8]), embedder: Some("old/8".into()), actor: None };
     lt.apply(&edit, 0).unwrap();
     let pending: Vec<String> = lt.reembed_pending("new/4", usize::MAX).into_iter().map(|(id, _)| id).collect();
     assert_eq!(pending, ["m0", "m6", "m7", "m8"]);

@@ -37,7 +37,7 @@ fn engine(n: u64) -> Engine {
     let mut e = Engine::new();
     for chunk in (0..n).collect::<Vec<_>>().chunks(100) {
         let records = chunk.iter().map(|&i| record(i)).collect();
-        e.apply(&Op::Ltm(LtmOp::Create { records, deduplicate: true, embedder: None }), 5_000).unwrap();
+        e.apply(&Op::Ltm(LtmOp::Create { records, deduplicate: true, embedder: None, actor: None }), 5_000).unwrap();
     }
     e
 }
@@ -62,11 +62,11 @@ fn bad_vectors_and_records_are_refused_and_change_nothing() {
     empty_text.record.text.clear();
     for (bad, code) in [(nan, "non_finite"), (zero, "zero_vector"), (short, "dimension_mismatch"), (inf, "non_finite"), (empty_text, "invalid_input")] {
         // A bad record among good ones: the whole batch is refused.
-        let op = Op::Ltm(LtmOp::Create { records: vec![record(200), bad], deduplicate: false, embedder: None });
+        let op = Op::Ltm(LtmOp::Create { records: vec![record(200), bad], deduplicate: false, embedder: None, actor: None });
         assert_eq!(e.apply(&op, 6_000).unwrap_err().code(), code);
         assert_eq!(e, before, "{code}: nothing half-written");
     }
-    let op = Op::Ltm(LtmOp::Update { id: "m1".into(), patch: MemoryPatch { text: Some("x".into()), ..MemoryPatch::default() }, vector: Some(vec![1.0; DIM + 1]), embedder: None });
+    let op = Op::Ltm(LtmOp::Update { id: "m1".into(), patch: MemoryPatch { text: Some("x".into()), ..MemoryPatch::default() }, vector: Some(vec![1.0; DIM + 1]), embedder: None, actor: None });
     assert_eq!(e.apply(&op, 6_000).unwrap_err().code(), "dimension_mismatch");
     assert_eq!(e, before);
 }
@@ -76,14 +76,14 @@ fn duplicates_by_hash_are_skipped_and_ids_overwrite() {
     let mut e = engine(5);
     let mut dup = record(0);
     dup.record.id = "copy".into();
-    let Applied::Ltm(LtmApplied::Created { created, duplicates, .. }) = e.apply(&Op::Ltm(LtmOp::Create { records: vec![dup.clone()], deduplicate: true, embedder: None }), 6_000).unwrap() else { panic!() };
+    let Applied::Ltm(LtmApplied::Created { created, duplicates, .. }) = e.apply(&Op::Ltm(LtmOp::Create { records: vec![dup.clone()], deduplicate: true, embedder: None, actor: None }), 6_000).unwrap() else { panic!() };
     assert_eq!((created.len(), duplicates), (0, vec!["copy".to_owned()]));
-    e.apply(&Op::Ltm(LtmOp::Create { records: vec![dup], deduplicate: false, embedder: None }), 6_000).unwrap();
+    e.apply(&Op::Ltm(LtmOp::Create { records: vec![dup], deduplicate: false, embedder: None, actor: None }), 6_000).unwrap();
     assert_eq!(e.longterm().len(), 6);
     let mut again = record(1);
     again.record.text = "rewritten".into();
     again.record.refresh_hash();
-    e.apply(&Op::Ltm(LtmOp::Create { records: vec![again], deduplicate: true, embedder: None }), 6_000).unwrap();
+    e.apply(&Op::Ltm(LtmOp::Create { records: vec![again], deduplicate: true, embedder: None, actor: None }), 6_000).unwrap();
     assert_eq!(e.longterm().get("m1").unwrap().text, "rewritten");
     assert_eq!(e.longterm().len(), 6, "same id overwrites");
 }
@@ -95,7 +95,7 @@ fn filters_are_exact_and_deleted_ids_never_come_back() {
     while e.compact_vectors(4_096).unwrap().is_some_and(|r| r.work_points > 0) {}
     let gone: Vec<String> = (0..5_000).step_by(3).map(|i| format!("m{i}")).collect();
     for ids in gone.chunks(1_000) {
-        e.apply(&Op::Ltm(LtmOp::Delete { ids: ids.to_vec() }), 7_000).unwrap();
+        e.apply(&Op::Ltm(LtmOp::Delete { ids: ids.to_vec(), forget: false, actor: None }), 7_000).unwrap();
     }
     let lt = e.longterm();
     for q in 0..40u64 {
@@ -154,7 +154,7 @@ fn the_per_write_bound_seals_the_flat_segment() {
     let n = limits::VECTOR_SEAL_POINTS_DEFAULT as u64 + 300;
     for chunk in (0..n).collect::<Vec<_>>().chunks(limits::LTM_CREATE_BATCH_MAX) {
         let records = chunk.iter().map(|&i| record(i)).collect();
-        e.apply(&Op::Ltm(LtmOp::Create { records, deduplicate: true, embedder: None }), 5_000).unwrap();
+        e.apply(&Op::Ltm(LtmOp::Create { records, deduplicate: true, embedder: None, actor: None }), 5_000).unwrap();
         let r = e.compact_vectors(limits::LTM_COMPACT_WORK_POINTS_PER_WRITE).unwrap().unwrap();
         assert!(r.work_points <= limits::LTM_COMPACT_WORK_POINTS_PER_WRITE, "{r:?}");
     }
@@ -170,7 +170,7 @@ fn keyword_and_hybrid_modes() {
     let mut special = record(999);
     special.record.text = "The user is allergic to peanuts and avoids satay".into();
     special.record.refresh_hash();
-    e.apply(&Op::Ltm(LtmOp::Create { records: vec![special], deduplicate: true, embedder: None }), 6_000).unwrap();
+    e.apply(&Op::Ltm(LtmOp::Create { records: vec![special], deduplicate: true, embedder: None, actor: None }), 6_000).unwrap();
     let lt = e.longterm();
     let f = Filter::default();
     let v = vector(999);

@@ -338,6 +338,9 @@ impl<'a> Scrubber<'a> {
             | Op::Ledger(_)
             | Op::Ltm(LtmOp::Delete { .. })
             | Op::Ltm(LtmOp::Reembed { .. })
+            // A restore's text comes from a stored (already scrubbed) version.
+            | Op::Ltm(LtmOp::Restore { .. })
+            | Op::Ltm(LtmOp::Redact { .. })
             | Op::EpisodesConfigure { .. }
             | Op::EpisodesExpire
             | Op::Service(_)

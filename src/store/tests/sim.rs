@@ -794,7 +794,7 @@ fn script(rng: &mut Rng, plan: &mut Plan) -> Script {
             })
         }
         83..=84 => Op::History(HistoryOp::ToolCacheInvalidate { session_id: session(rng), tool: rng.chance(0.5).then(|| "search".to_owned()), args: None }),
-        92..=93 => Op::Ltm(LtmOp::Delete { ids: (0..rng.range(1, 3)).map(|_| format!("l{}", rng.below(6))).collect() }),
+        92..=93 => Op::Ltm(LtmOp::Delete { ids: (0..rng.range(1, 3)).map(|_| format!("l{}", rng.below(6))).collect(), forget: false, actor: None }),
         85..=91 => {
             let deduplicate = rng.chance(0.5);
             let records = (0..rng.range(1, 2))
@@ -817,7 +817,7 @@ fn script(rng: &mut Rng, plan: &mut Plan) -> Script {
                 .collect::<Vec<_>>();
             let mut seen = std::collections::HashSet::new();
             let records = records.into_iter().filter(|r| seen.insert(r.record.id.clone())).collect();
-            Op::Ltm(LtmOp::Create { records, deduplicate, embedder: Some("sim-embedder".into()) })
+            Op::Ltm(LtmOp::Create { records, deduplicate, embedder: Some("sim-embedder".into()), actor: None })
         }
         94..=95 => {
             let kind = DecisionKind::ALL[rng.below(DecisionKind::ALL.len())];
@@ -1045,7 +1045,7 @@ fn shrink_then_snapshot(store: &Store<FaultBackend>, world: &World, model: &mut 
     let now = plan.now;
     let (sessions, memories) = run(store.read(|e| (e.list_sessions(now, None, 0, 1_000).sessions, e.longterm().records().map(|r| r.id.clone()).collect::<Vec<_>>()))).unwrap();
     let mut ops: Vec<Op> = sessions.into_iter().map(|session_id| Op::SessionDelete { session_id }).collect();
-    ops.push(Op::Ltm(LtmOp::Delete { ids: memories }));
+    ops.push(Op::Ltm(LtmOp::Delete { ids: memories, forget: false, actor: None }));
     for op in ops {
         run(apply_once(store, world, usize::MAX - 2, op, now)).unwrap_or_else(|e| panic!("seed {}: shrinking: {e}", world.seed));
     }
@@ -1196,12 +1196,12 @@ fn deduplication_decides_the_same_after_a_restart() {
         NewRecord { record: r, vector: vec![1.0, 0.5, 0.0, 0.25] }
     };
     let mut live = Engine::new();
-    live.apply(&Op::Ltm(LtmOp::Create { records: vec![record("l2", 0)], deduplicate: false, embedder: None }), 0).unwrap();
+    live.apply(&Op::Ltm(LtmOp::Create { records: vec![record("l2", 0)], deduplicate: false, embedder: None, actor: None }), 0).unwrap();
     // l5 takes a new key; l2, overwritten last, keeps its older one.
-    live.apply(&Op::Ltm(LtmOp::Create { records: vec![record("l5", 1), record("l2", 1)], deduplicate: false, embedder: None }), 1).unwrap();
+    live.apply(&Op::Ltm(LtmOp::Create { records: vec![record("l5", 1), record("l2", 1)], deduplicate: false, embedder: None, actor: None }), 1).unwrap();
     let mut restored = Engine::decode_snapshot(&live.encode_snapshot().unwrap()).unwrap();
     assert_eq!(restored, live);
-    let again = Op::Ltm(LtmOp::Create { records: vec![record("l2", 2)], deduplicate: true, embedder: None });
+    let again = Op::Ltm(LtmOp::Create { records: vec![record("l2", 2)], deduplicate: true, embedder: None, actor: None });
     let a = live.apply(&again, 2).unwrap();
     let b = restored.apply(&again, 2).unwrap();
     assert_eq!(a, b, "the same op on equal states");
