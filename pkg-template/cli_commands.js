@@ -284,6 +284,25 @@ async function memoryGet(c) {
   ]);
 }
 
+async function memoryVersions(c) {
+  if (c.args.length !== 1) throw usage("memory versions takes one ID");
+  const r = ok(await c.t.request("GET", `/v1/long-term-memory/${seg(c.args[0])}/versions`));
+  emit(c, r, () => r.versions.map((v) => `${v.version}${v.version === r.current ? "*" : " "} ${v.ts}  ${v.op.padEnd(7)} ${v.actor}  ${v.text === null ? `(${v.text_hash.slice(0, 12)})` : oneLine(v.text).slice(0, 80)}`));
+}
+
+async function memoryRestore(c) {
+  if (c.args.length !== 1) throw usage("memory restore takes one ID");
+  const version = int(need(c.v, "version"), "version", 1);
+  const m = ok(await c.t.request("POST", `/v1/long-term-memory/${seg(c.args[0])}/restore`, { body: { version } }));
+  emit(c, m, `${m.id}: version ${m.restored_from} restored as version ${m.version}`);
+}
+
+async function memoryRedact(c) {
+  if (c.args.length !== 1) throw usage("memory redact takes one ID");
+  const r = ok(await c.t.request("POST", `/v1/long-term-memory/${seg(c.args[0])}/redact`));
+  emit(c, r, `${r.id}: redacted (${r.redacted_versions} versions lost their text) by ${r.redacted_by} at ${r.redacted_at}`);
+}
+
 /** How a DELETE by id reports its count: "ok, deleted N memories". */
 const DELETED_COUNT = /\bdeleted (\d+) memor/;
 
@@ -481,6 +500,9 @@ export const COMMANDS = {
     sub: {
       search: { summary: "find memories by meaning, keyword or both", args: "TEXT", options: { limit: { ...S, help: "at most this many" }, user: { ...S, help: "only this user's" }, mode: { ...S, help: "semantic (default), keyword or hybrid" } }, run: memorySearch },
       get: { summary: "print one memory", args: "ID", run: memoryGet },
+      versions: { summary: "list a memory's versions (* marks the current one)", args: "ID", run: memoryVersions },
+      restore: { summary: "restore an old version as a new one", args: "ID", options: { version: { ...S, help: "the version to restore" } }, run: memoryRestore },
+      redact: { summary: "remove a memory and the text of all its versions from storage", args: "ID", run: memoryRedact },
       forget: { summary: "delete memories by id or by user (by id: exit 4 if none existed)", options: { id: { ...S, multiple: true, help: "a memory id (repeatable)" }, user: { ...S, help: "every memory of this user" }, "dry-run": { type: "boolean", help: "show what would be deleted, delete nothing" } }, run: memoryForget },
     },
   },

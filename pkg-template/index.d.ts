@@ -1396,6 +1396,28 @@ export interface MemoryRecord extends Required<Pick<MemoryRecordInput, "id" | "t
   superseded_by?: string | null;
 }
 
+/** One version of a long-term record (`longTerm.versions`). */
+export interface MemoryVersion {
+  id: string;
+  /** 1, 2, ... per record, never reused. */
+  version: number;
+  ts: string;
+  op: "create" | "edit" | "delete" | "forget" | "restore" | "redact";
+  /** SHA-256 of the text, hex. */
+  text_hash: string;
+  /** The API key's id, `local`, or `extraction`. */
+  actor: string;
+  /** Null once pruned, deleted or redacted. */
+  text: string | null;
+}
+
+export interface MemoryVersions {
+  id: string;
+  /** The live record's version; null when it is gone. */
+  current: number | null;
+  versions: MemoryVersion[];
+}
+
 /** One create result (`results` of `longTerm.create`). */
 export interface CreateResult {
   id: string;
@@ -1531,6 +1553,12 @@ export class LongTermMemory {
    * vectors until the swap. The fix for `embedder_mismatch`.
    */
   reembed(options?: { embedder?: Embedder }): Promise<{ embedder: string; previous: string | null; reembedded: number; remaining: number; done: boolean }>;
+  /** The record's versions, oldest first; null when the id never existed. */
+  versions(id: string): Promise<MemoryVersions | null>;
+  /** Writes a new version equal to `version` (re-embedded; the record comes back if deleted). */
+  restore(id: string, version: number, options?: { embedder?: Embedder }): Promise<MemoryRecord & { version: number; restored_from: number }>;
+  /** Removes the record and the text of every version from memory and storage; hashes and a receipt stay. */
+  redact(id: string): Promise<{ status: "ok"; id: string; version: number; redacted_versions: number; redacted_by: string; redacted_at: string; erased: { memories: number } }>;
   delete(ids: string[]): Promise<number>;
   forget(policy: { max_age_days?: number; max_inactive_days?: number; budget?: number; memory_type_allowlist?: string[] }, options?: { userId?: string; sessionId?: string; namespace?: string; pinnedIds?: string[]; dryRun?: boolean; limit?: number }): Promise<{ scanned: number; deleted: number; deleted_ids: string[]; dry_run: boolean }>;
 }

@@ -154,6 +154,35 @@ export class LongTermMemory {
     return LongTermMemory.#merge(await this.#api("PATCH", `/v1/long-term-memory/${encodeURIComponent(checkId(id, "id"))}`, "", body, undefined, checkEmbedder(embedder) ?? this.#embedder), counts);
   }
 
+  /**
+   * The record's versions, oldest first: `{id, current, versions: [{version,
+   * ts, op, text_hash, actor, text}]}` (`text` null once pruned, deleted or
+   * redacted); null when the id never existed.
+   */
+  async versions(id) {
+    try {
+      return await this.#api("GET", `/v1/long-term-memory/${encodeURIComponent(checkId(id, "id"))}/versions`);
+    } catch (err) {
+      if (err.code === "not_found") return null;
+      throw err;
+    }
+  }
+
+  /** Writes a new version equal to `version` (re-embedded; back if deleted). Resolves to the record with its new `version`. */
+  async restore(id, version, { embedder } = {}) {
+    checkCount(version, "version", 1, 0xffffffff);
+    return this.#api("POST", `/v1/long-term-memory/${encodeURIComponent(checkId(id, "id"))}/restore`, "", { version }, undefined, checkEmbedder(embedder) ?? this.#embedder);
+  }
+
+  /**
+   * Removes the record and the text of every version from memory and
+   * storage, keeping the hashes and a receipt: `{id, version,
+   * redacted_versions, redacted_by, redacted_at}`.
+   */
+  async redact(id) {
+    return this.#api("POST", `/v1/long-term-memory/${encodeURIComponent(checkId(id, "id"))}/redact`);
+  }
+
   /** Deletes records; resolves to how many existed. */
   async delete(ids) {
     if (!Array.isArray(ids) || ids.length === 0) throw invalid("ids", "must be a non-empty array");

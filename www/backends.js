@@ -38,6 +38,9 @@ export function localBackend(memory) {
       delete: (ids) => memory.longTerm.delete(ids),
       forget: (policy, dryRun) => memory.longTerm.forget(policy, { dryRun }),
       count: async () => (await memory.longTerm.forget({}, { dryRun: true })).scanned,
+      versions: (id) => memory.longTerm.versions(id),
+      restore: (id, version) => memory.longTerm.restore(id, version),
+      redact: (id) => memory.longTerm.redact(id),
     },
     // The decision-log panel's calls: the package's `memory.decisions`.
     decisions: {
@@ -123,7 +126,7 @@ export function workerBackend(namespace, token) {
    */
   const longTerm = {
     create: (memories) => request("POST", "/v1/long-term-memory/", { memories }),
-    search: ({ text, mode, limit, offset, hybridAlpha, fusion, recencyBoost, ...filters }) =>
+    search: ({ text, mode, limit, offset, hybridAlpha, fusion, recencyBoost, latestOnly, asOf, includeSuperseded, explain, ...filters }) =>
       request("POST", "/v1/long-term-memory/search", {
         text,
         search_mode: mode,
@@ -132,6 +135,10 @@ export function workerBackend(namespace, token) {
         hybrid_alpha: hybridAlpha,
         fusion,
         recency_boost: recencyBoost,
+        latest_only: latestOnly,
+        as_of: asOf,
+        include_superseded: includeSuperseded,
+        explain,
         ...filters,
       }),
     get: (id) => nullIfMissing(() => request("GET", `/v1/long-term-memory/${ledgerSegment(id, "memory_id")}`)),
@@ -144,6 +151,9 @@ export function workerBackend(namespace, token) {
     },
     forget: (policy, dryRun) => request("POST", "/v1/long-term-memory/forget", { policy }, `&dry_run=${dryRun}`),
     count: async () => (await request("POST", "/v1/long-term-memory/forget", { policy: {} }, "&dry_run=true")).scanned,
+    versions: (id) => nullIfMissing(() => request("GET", `/v1/long-term-memory/${ledgerSegment(id, "memory_id")}/versions`)),
+    restore: (id, version) => request("POST", `/v1/long-term-memory/${ledgerSegment(id, "memory_id")}/restore`, { version }),
+    redact: (id) => request("POST", `/v1/long-term-memory/${ledgerSegment(id, "memory_id")}/redact`),
   };
 
   async function get(id) {

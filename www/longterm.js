@@ -39,6 +39,10 @@ const L = {
   resultInfo: $("ltm-result-info"),
   results: $("ltm-results"),
   rows: $("ltm-rows"),
+  history: $("ltm-history"),
+  historyId: $("ltm-history-id"),
+  historyList: $("ltm-history-list"),
+  redact: $("ltm-redact"),
   forgetForm: $("ltm-forget-form"),
   forgetAge: $("ltm-forget-age"),
   forgetInactive: $("ltm-forget-inactive"),
@@ -244,6 +248,7 @@ function hitRow(hit, rank) {
   }
   const actions = cell("", { className: "ltm-row-actions" });
   actions.append(
+    actionButton("Versions", "link-button", "versions", hit),
     actionButton(hit.pinned ? "Unpin" : "Pin", "link-button", "pin", hit),
     actionButton("Delete", "link-button ltm-delete", "delete", hit),
   );
@@ -407,6 +412,63 @@ async function remove(live, id) {
   ltmStatus(live, deleted ? `Deleted memory ${id}.` : `Memory ${id} was already gone.`, "ok");
 }
 
+/** One version in the history list, with Restore when it has a text and is not the current one. */
+function versionItem(v, current) {
+  const li = document.createElement("li");
+  li.dataset.testid = "ltm-version";
+  li.dataset.version = String(v.version);
+  li.dataset.op = v.op;
+  const what = document.createElement("div");
+  what.className = "what";
+  what.textContent = v.text ?? `(text gone; sha-256 ${v.text_hash.slice(0, 16)}…)`;
+  const note = document.createElement("div");
+  note.className = "muted note";
+  note.textContent = `v${v.version}${v.version === current ? " (current)" : ""}: ${v.op} by ${v.actor}, ${v.ts}`;
+  li.append(what, note);
+  if (v.text !== null && v.version !== current) {
+    const b = document.createElement("button");
+    b.type = "button";
+    b.className = "link-button";
+    b.textContent = "Restore";
+    b.dataset.action = "restore";
+    b.dataset.testid = "ltm-restore";
+    b.setAttribute("aria-label", `Restore version ${v.version}`);
+    li.append(b);
+  }
+  return li;
+}
+
+/** Shows `id`'s versions under the results. */
+async function showVersions(live, id) {
+  const h = await state.backend.longTerm.versions(id);
+  if (!live()) return;
+  if (!h) {
+    L.history.hidden = true;
+    ltmStatus(live, `Memory ${id} has no history.`);
+    return;
+  }
+  L.history.dataset.id = id;
+  L.historyId.textContent = id;
+  L.historyList.replaceChildren(...h.versions.map((v) => versionItem(v, h.current)));
+  L.history.hidden = false;
+  L.redact.disabled = h.versions.at(-1)?.op === "redact";
+  ltmStatus(live, `Memory ${id}: ${h.versions.length} versions.`);
+}
+
+async function restoreVersion(live, id, version) {
+  const r = await state.backend.longTerm.restore(id, version);
+  await afterWrite(live);
+  await showVersions(live, id);
+  ltmStatus(live, `Restored version ${version} of memory ${id} as version ${r.version}.`, "ok");
+}
+
+async function redactMemory(live, id) {
+  const r = await state.backend.longTerm.redact(id);
+  await afterWrite(live);
+  await showVersions(live, id);
+  ltmStatus(live, `Redacted memory ${id}: ${r.redacted_versions} versions lost their text (by ${r.redacted_by}).`, "ok");
+}
+
 async function togglePin(live, id, pinned) {
   const r = await state.backend.longTerm.edit(id, { pinned });
   await afterWrite(live);
@@ -454,6 +516,8 @@ export function resetLongTerm() {
   delete L.count.dataset.count;
   clearResults("Search to see ranked memories.");
   clearForget();
+  L.history.hidden = true;
+  L.historyList.replaceChildren();
 }
 
 /** Called by switchBackend once the backend answers. */
@@ -501,8 +565,14 @@ export function wireLongTerm() {
     if (!row) return;
     const id = row.dataset.id;
     if (button.dataset.action === "delete") runLtm((live) => remove(live, id));
+    else if (button.dataset.action === "versions") runLtm((live) => showVersions(live, id));
     else runLtm((live) => togglePin(live, id, row.dataset.pinned !== "true"));
   });
+  L.historyList.addEventListener("click", (e) => {
+    const item = e.target.closest('button[data-action="restore"]')?.closest("li[data-version]");
+    if (item) runLtm((live) => restoreVersion(live, L.history.dataset.id, Number(item.dataset.version)));
+  });
+  L.redact.addEventListener("click", () => runLtm((live) => redactMemory(live, L.history.dataset.id)));
   L.forgetForm.addEventListener("submit", (e) => {
     e.preventDefault();
     runLtm(forgetDryRun);

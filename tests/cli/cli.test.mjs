@@ -473,6 +473,23 @@ for (const [name, target] of Object.entries(TARGETS)) {
       assert.match(await okRun(cli, ["memory", "forget", "--id", "f-2"]), /^deleted 1 memory:\n {2}f-2\n$/);
     });
 
+    test("memory versions, restore --version and redact (issue 20)", async () => {
+      await target.seed({ memories: [{ id: "v-1", text: "Ida's locker code is on the blue card", user_id: "ida" }] });
+      await okRun(cli, ["memory", "forget", "--id", "v-1"]);
+      const listed = await jsonRun(cli, ["memory", "versions", "v-1"]);
+      assert.deepEqual([listed.current, listed.versions.map((v) => v.op)], [null, ["create", "delete"]]);
+      assert.match(await okRun(cli, ["memory", "restore", "v-1", "--version", "1"]), /^v-1: version 1 restored as version 3$/m);
+      assert.match(await okRun(cli, ["memory", "versions", "v-1"]), /^3\* \S+ {2}restore /m);
+      assert.match(await okRun(cli, ["memory", "get", "v-1"]), /^text: Ida's locker code is on the blue card$/m);
+      const receipt = await jsonRun(cli, ["memory", "redact", "v-1"]);
+      assert.deepEqual([receipt.id, receipt.redacted_versions], ["v-1", 3]);
+      expectExit(await cli(["memory", "get", "v-1"]), 4, "a redacted memory");
+      const after = await jsonRun(cli, ["memory", "versions", "v-1"]);
+      assert.ok(after.versions.every((v) => v.text === null));
+      expectExit(await cli(["memory", "restore", "v-1"]), 2, "restore without --version");
+      expectExit(await cli(["memory", "versions", "v-none"]), 4, "a memory that never existed");
+    });
+
     test("--json errors are one JSON line on stderr", async () => {
       const missing = jsonError(await cli(["--json", "memory", "get", "no-such-memory"]), 4, "not_found", "a missing memory");
       assert.match(missing.detail, /no-such-memory/);

@@ -302,6 +302,60 @@ async function facts(page) {
   assert.match(lines, /^versions: latest_only$/m);
 }
 
+/** Every value in the page's IndexedDB databases, as latin-1 text, for "is it gone from storage" checks. */
+function indexedDbText(page) {
+  return page.evaluate(async () => {
+    const out = [];
+    const text = (v) => {
+      if (v instanceof ArrayBuffer) v = new Uint8Array(v);
+      if (ArrayBuffer.isView(v)) return Array.from(new Uint8Array(v.buffer, v.byteOffset, v.byteLength), (b) => String.fromCharCode(b)).join("");
+      return typeof v === "string" ? v : JSON.stringify(v);
+    };
+    for (const { name } of await indexedDB.databases()) {
+      const db = await new Promise((ok, fail) => Object.assign(indexedDB.open(name), { onsuccess: (e) => ok(e.target.result), onerror: fail }));
+      for (const store of db.objectStoreNames) {
+        const all = await new Promise((ok, fail) => Object.assign(db.transaction(store).objectStore(store).getAll(), { onsuccess: (e) => ok(e.target.result), onerror: fail }));
+        out.push(...all.map(text));
+      }
+      db.close();
+    }
+    return out.join("\n");
+  });
+}
+
+/** Versions, restore and redaction from the table (issue 20); `local`: also grep IndexedDB. */
+async function versions(page, local) {
+  const SENTINEL = "Sentinel-Fig-2718";
+  await page.fill("#ltm-text", `${SENTINEL} is Sam's gate code`);
+  await page.fill("#ltm-user", "sam");
+  await page.fill("#ltm-fact-key", "");
+  await page.fill("#ltm-valid-from", "");
+  await page.click("#ltm-add");
+  await idle(page);
+  await expectStatus(page, "ok", "Added memory");
+  const [hit] = await search(page, SENTINEL, { mode: "keyword" });
+  // Pinning is an edit: a second version.
+  await page.locator(`#ltm-rows tr[data-id="${hit.id}"] button[data-action="pin"]`).click();
+  await idle(page);
+  await page.locator(`#ltm-rows tr[data-id="${hit.id}"] button[data-action="versions"]`).click();
+  await idle(page);
+  const items = () => page.$$eval('#ltm-history-list li[data-testid="ltm-version"]', (lis) => lis.map((li) => `${li.dataset.version}:${li.dataset.op}`));
+  assert.deepEqual(await items(), ["1:create", "2:edit"]);
+  await page.locator('#ltm-history-list li[data-version="1"] button[data-action="restore"]').click();
+  await idle(page);
+  await expectStatus(page, "ok", "Restored version 1");
+  assert.deepEqual(await items(), ["1:create", "2:edit", "3:restore"]);
+  assert.equal((await search(page, SENTINEL, { mode: "keyword" }))[0].pinned, false, "version 1 was unpinned");
+  if (local) assert.ok((await indexedDbText(page)).includes(SENTINEL), "the grep sees stored text");
+  await page.click("#ltm-redact");
+  await idle(page);
+  await expectStatus(page, "ok", `Redacted memory ${hit.id}: 3 versions`);
+  assert.deepEqual(await items(), ["1:create", "2:edit", "3:restore", "4:redact"]);
+  assert.equal(await page.locator("#ltm-history-list button[data-action=restore]").count(), 0, "no text left to restore");
+  assert.deepEqual(await search(page, SENTINEL, { mode: "keyword" }), []);
+  if (local) assert.ok(!(await indexedDbText(page)).includes(SENTINEL), "redacted from IndexedDB, not just hidden");
+}
+
 /** After a reload: the same records, found the same way. */
 async function checkKept(page, deletedId) {
   assert.equal(await count(page), SAMPLE_COUNT);
@@ -332,6 +386,7 @@ test("Long-term panel, IndexedDB backend: samples, three modes, filters, pin, fo
     await page.locator("#ltm-backend", { hasText: "IndexedDB" }).waitFor();
     await checkKept(page, deletedId);
     await facts(page);
+    await versions(page, true);
     assert.deepEqual(problems, []);
   } finally {
     await page.close();
@@ -352,6 +407,7 @@ test("Long-term panel, Worker API backend: the same over AMS's routes, survive a
     await useWorkerOn(page, namespace);
     await checkKept(page, deletedId);
     await facts(page);
+    await versions(page, false);
 
     // Another namespace is another tenant: none of these records.
     await useWorkerOn(page, `${namespace}-other`);

@@ -237,6 +237,32 @@ test("consent: refused without it, and revoking erases the user's text from the 
   assert.equal(bad.status, 422);
 });
 
+test("redaction (issue 20): a record's texts leave the SQLite files and the KV replica; restore undoes a poisoned edit", async () => {
+  const ns = "redact";
+  const sentinel = "Walrus-Persimmon-8086";
+  const put = await call("POST", "/v1/long-term-memory", { memories: [{ id: "r1", text: `${sentinel} is the vault phrase`, user_id: "u-1" }, { id: "r2", text: "the vault is in the cellar", user_id: "u-1" }] }, { namespace: ns });
+  assert.equal(put.status, 200, put.text);
+  const poisoned = await call("PATCH", "/v1/long-term-memory/r2", { text: `${sentinel}: the vault is open to all` }, { namespace: ns });
+  assert.equal(poisoned.status, 200, poisoned.text);
+  const listed = await call("GET", "/v1/long-term-memory/r2/versions", undefined, { namespace: ns });
+  assert.deepEqual(listed.json.versions.map((v) => [v.version, v.op, v.actor]), [[1, "create", "operator"], [2, "edit", "operator"]]);
+  const restored = await call("POST", "/v1/long-term-memory/r2/restore", { version: 1 }, { namespace: ns });
+  assert.deepEqual([restored.status, restored.json.text, restored.json.version], [200, "the vault is in the cellar", 3]);
+  assert.equal((await call("POST", "/v1/snapshots/publish", {}, { namespace: ns })).status, 200);
+  assert.ok(stored(sentinel).length > 0, "the text is on disk before redacting");
+  for (const id of ["r1", "r2"]) {
+    const r = await call("POST", `/v1/long-term-memory/${id}/redact`, undefined, { namespace: ns });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.json.redacted_by, "operator");
+  }
+  await new Promise((r) => setTimeout(r, 500));
+  assert.deepEqual(stored(sentinel), [], "no file under the persisted state (DO SQLite, WAL, KV) holds the text");
+  const receipt = await call("GET", "/v1/long-term-memory/r2/versions", undefined, { namespace: ns });
+  assert.deepEqual(receipt.json.versions.map((v) => v.op), ["create", "edit", "restore", "redact"]);
+  assert.ok(receipt.json.versions.every((v) => v.text === null && v.text_hash.length === 64));
+  assert.equal((await call("GET", "/v1/long-term-memory/r2", undefined, { namespace: ns })).status, 404);
+});
+
 test("guardrails refuse a prompt that breaks a rule, naming it", async () => {
   const agent = "/v1/agents/seller";
   assert.equal((await call("PUT", `${agent}/prompt`, { text: "Negotiate. Never go below floor price." })).status, 200);
@@ -254,5 +280,6 @@ test("guardrails refuse a prompt that breaks a rule, naming it", async () => {
 test("after the runtime shuts down (its SQLite files checkpointed and closed), no file holds the erased text", async () => {
   await dev.stop();
   assert.deepEqual(stored("Zebra-Quince-5519"), []);
+  assert.deepEqual(stored("Walrus-Persimmon-8086"), []);
   assert.deepEqual(stored("dana-4417"), []);
 });
