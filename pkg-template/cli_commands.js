@@ -4,6 +4,7 @@
 import { readFile, stat } from "node:fs/promises";
 import { randomUUID } from "node:crypto";
 import { CEILING_ENCODING, CliError, EXIT, ok, usage } from "./cli_transport.js";
+import { LIMITS } from "./limits.js";
 
 /** The largest `--file` read (a prompt, a text to count). */
 export const CLI_FILE_BYTES_MAX = 1024 * 1024;
@@ -39,13 +40,13 @@ function need(v, name) {
   return v[name];
 }
 
-/** Reads stdin to its end, refusing more than {@link CLI_FILE_BYTES_MAX}. */
-async function readStdin(stdin) {
+/** Reads stdin to its end, refusing more than `max` bytes. */
+async function readStdin(stdin, max = CLI_FILE_BYTES_MAX) {
   const chunks = [];
   let bytes = 0;
   for await (const chunk of stdin) {
     bytes += chunk.length;
-    if (bytes > CLI_FILE_BYTES_MAX) throw usage(`--file - (stdin) has more than ${CLI_FILE_BYTES_MAX} bytes`);
+    if (bytes > max) throw usage(`--file - (stdin) has more than ${max} bytes`);
     chunks.push(Buffer.from(chunk));
   }
   return Buffer.concat(chunks).toString("utf8");
@@ -56,8 +57,8 @@ async function readStdin(stdin) {
  * reading it. `-` is stdin, the only way stdin is ever read: a CI job with
  * no stdin must never wait on it.
  */
-async function readTextFile(path, stdin) {
-  if (path === "-") return readStdin(stdin);
+async function readTextFile(path, stdin, max = CLI_FILE_BYTES_MAX) {
+  if (path === "-") return readStdin(stdin, max);
   let info;
   try {
     info = await stat(path);
@@ -65,8 +66,24 @@ async function readTextFile(path, stdin) {
     throw usage(`cannot read --file ${path}: ${err.code ?? err.message}`);
   }
   if (!info.isFile()) throw usage(`--file ${path} is not a file`);
-  if (info.size > CLI_FILE_BYTES_MAX) throw usage(`--file ${path} has ${info.size} bytes, more than ${CLI_FILE_BYTES_MAX}`);
+  if (info.size > max) throw usage(`--file ${path} has ${info.size} bytes, more than ${max}`);
   return readFile(path, "utf8");
+}
+
+// ---- export / import ----
+
+/** `edgemem export [--vectors]`: the namespace as NDJSON on stdout. */
+async function exportState(c) {
+  const text = ok(await c.t.request("GET", "/v1/export", { query: { vectors: c.v.vectors ? "f32" : "none" } }));
+  if (typeof text !== "string") throw new CliError(EXIT.SERVER, "internal", "the export is not NDJSON");
+  for (const line of text.split("\n")) if (line !== "") c.out(line);
+}
+
+/** `edgemem import --file F`: an export into an empty namespace. */
+async function importState(c) {
+  const text = await readTextFile(need(c.v, "file"), c.stdin, LIMITS.IMPORT_BYTES_MAX);
+  const r = ok(await c.t.request("POST", "/v1/import", { body: text }));
+  emit(c, r, r.imported ? `imported ${r.sessions} sessions and ${r.memories} long-term memories (last seq ${r.last_seq})` : "already imported: nothing changed");
 }
 
 /** Prints `json` with --json, else each human line. */
@@ -515,6 +532,8 @@ export const COMMANDS = {
       transfer: { summary: "move an amount between accounts (idempotent by --id)", required: ["from", "to", "amount"], options: { from: { ...S, help: "the debit account" }, to: { ...S, help: "the credit account" }, amount: { ...S, help: "a decimal string, e.g. 12.50" }, asset: { ...S, help: "refuse unless both accounts hold this asset" }, id: { ...S, help: "the transfer id (default: a fresh UUID, printed)" } }, run: ledgerTransfer },
     },
   },
+  export: { summary: "print the namespace's whole state as NDJSON (edgemem's open export format)", local: "read", options: { vectors: { type: "boolean", help: "include each long-term record's vector" } }, run: exportState },
+  import: { summary: "load an export into an empty namespace (the same file again changes nothing)", local: "write", required: ["file"], options: { file: { ...S, help: `the export, '-' for stdin (at most ${LIMITS.IMPORT_BYTES_MAX} bytes)` } }, run: importState },
   mcp: {
     summary: "serve the memory tools over MCP on stdio (with --store)",
     local: "write",

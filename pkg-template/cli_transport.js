@@ -124,8 +124,10 @@ export function httpTarget({ url, token, namespace }) {
     kind: "http",
     async request(method, path, { query, body } = {}) {
       // No redirects: the token is for this URL only.
-      const init = { method, redirect: "error", headers: headers(body === undefined ? {} : { "content-type": "application/json" }), signal: AbortSignal.timeout(HTTP_TIMEOUT_MS) };
-      if (body !== undefined) init.body = JSON.stringify(body);
+      // A string body is sent as it is (an NDJSON import); anything else as JSON.
+      const type = typeof body === "string" ? "application/x-ndjson" : "application/json";
+      const init = { method, redirect: "error", headers: headers(body === undefined ? {} : { "content-type": type }), signal: AbortSignal.timeout(HTTP_TIMEOUT_MS) };
+      if (body !== undefined) init.body = typeof body === "string" ? body : JSON.stringify(body);
       let res;
       try {
         res = await fetch(address(path, query), init);

@@ -40,6 +40,7 @@ export type ErrorCode =
   | "schema_version_too_new"
   | "schema_version_changed"
   | "extraction_stale"
+  | "import_target_not_empty"
   | "dimension_mismatch"
   | "non_finite"
   | "zero_vector"
@@ -207,6 +208,7 @@ export const LIMITS: {
   readonly MEMORY_EXTRACTED_FROM_MAX: 1000;
   readonly MEMORY_METADATA_BYTES_MAX: 16384;
   readonly MEMORY_STRATEGY_BYTES_MAX: 64;
+  readonly IMPORT_BYTES_MAX: 201326592;
   readonly LTM_FACT_KEY_BYTES_MAX: 256;
   readonly LTM_VERSIONS_PER_MEMORY_MAX: 32;
   readonly LTM_VERSION_BODIES_PER_MEMORY_MAX: 8;
@@ -886,6 +888,21 @@ export class Memory {
   static open(options?: OpenOptions): Promise<Memory>;
   /** Runs any `/v1/...` route in process, as the Worker serves it. */
   request(method: string, path: string, options?: { query?: string | Record<string, string>; body?: unknown }): Promise<any>;
+  /**
+   * The namespace's whole state in edgemem's open NDJSON format: a header
+   * `{format: "edgemem-export", schema_version, embedder, exported_at,
+   * last_seq, vectors, dim}`, then sessions, long-term records and their
+   * versions, episodes, ledgers with journals, prompts, profiles, and an
+   * `{type: "end", lines}` line. Lines come without newlines.
+   */
+  export(options?: { vectors?: boolean }): AsyncIterableIterator<string>;
+  /**
+   * Imports an export into this namespace, which must be empty (the same
+   * file again is a no-op; other state: `import_target_not_empty`). A future
+   * format is refused with `schema_version_unsupported`; a refused import
+   * writes nothing.
+   */
+  import(lines: string | Iterable<string> | AsyncIterable<string>): Promise<{ status: "ok"; imported: boolean; sessions: number; memories: number; last_seq: number }>;
   static openPublished(source: Store, options?: { keyPrefix?: string; namespace?: string; clock?: () => number }): Promise<Memory>;
   /** Calls `handler` once per committed write that `options` admits, after it is durable. Returns a function that unsubscribes. */
   subscribe(options: FeedOptions, handler: (event: FeedEvent) => void): () => void;

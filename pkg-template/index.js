@@ -16,7 +16,7 @@ import {
 /** Bytes of wasm linear memory: its high-water mark (wasm memory never shrinks). */
 export { wasmMemoryBytes } from "./edgemem_wasm.js";
 import { loadAsset } from "./assets.js";
-import { call, checkCount, checkId, fromJson, invalid, rethrow, toJson } from "./util.js";
+import { EdgememError, call, checkCount, checkId, fromJson, invalid, rethrow, toJson } from "./util.js";
 import { LIMITS } from "./limits.js";
 import { AgentConfig, ToolCache, historyQuery, wrapSummarizer } from "./history.js";
 import { Episodes, LongTermMemory } from "./longterm.js";
@@ -192,6 +192,43 @@ export class Memory {
   /** `subscribe` as an async iterator (`for await`); leaving the loop unsubscribes. */
   events(options = {}) {
     return this.#feed.events(options);
+  }
+
+  /**
+   * The namespace's whole state in edgemem's open NDJSON format (a header,
+   * then sessions, long-term records and their versions, episodes, ledgers
+   * with their journals, prompts, profiles, and an end line): an async
+   * iterator of lines, without newlines. `vectors: true` adds each
+   * record's vector (base64url of little-endian f32s).
+   */
+  async *export({ vectors = false } = {}) {
+    if (typeof vectors !== "boolean") throw invalid("vectors", "must be a boolean");
+    const text = await this.#apiText("GET", "/v1/export", vectors ? "vectors=f32" : "vectors=none");
+    for (const line of text.split("\n")) if (line !== "") yield line;
+  }
+
+  /**
+   * Imports an export into this namespace, which must be empty (the same
+   * file again is a no-op): `lines` is the NDJSON text or an iterable or
+   * async iterable of lines. Validated whole first: a refused import writes
+   * nothing. Records exported without vectors are embedded again. Resolves
+   * to `{status, imported, sessions, memories, last_seq}`.
+   */
+  async import(lines) {
+    let text;
+    if (typeof lines === "string") text = lines;
+    else if (lines !== null && typeof lines === "object" && (Symbol.asyncIterator in lines || Symbol.iterator in lines)) {
+      const parts = [];
+      let bytes = 0;
+      for await (const line of lines) {
+        if (typeof line !== "string") throw invalid("lines", "must be strings");
+        bytes += line.length + 1;
+        if (bytes > LIMITS.IMPORT_BYTES_MAX) throw new EdgememError("payload_too_large", `an import is at most ${LIMITS.IMPORT_BYTES_MAX} bytes`);
+        parts.push(line.endsWith("\n") ? line : `${line}\n`);
+      }
+      text = parts.join("");
+    } else throw invalid("lines", "must be NDJSON text or an iterable of lines");
+    return JSON.parse(await this.#apiText("POST", "/v1/import", "", text, undefined, this.#embedder));
   }
 
   /** Opens a volatile replica from a snapshot published with `publishSnapshot`. */
@@ -441,7 +478,7 @@ function ensureStaticEmbedder() {
 }
 
 /** The routes that may embed text with the offline embedder. */
-const EMBEDDING_PATHS = /^\/v1\/(long-term-memory|memory\/prompt|tools\/call|working-memory\/)/;
+const EMBEDDING_PATHS = /^\/v1\/(long-term-memory|memory\/prompt|tools\/call|working-memory\/|import$)/;
 
 /**
  * Background extraction in the package: a debounced timer armed by

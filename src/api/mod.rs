@@ -11,6 +11,7 @@ pub mod agents;
 pub mod budget;
 pub mod decisions;
 pub mod episodes;
+pub mod export;
 pub mod extraction;
 pub mod service_cache;
 pub mod history;
@@ -207,6 +208,13 @@ pub async fn route<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut Ct
         (["working-memory", id, "messages"], "GET") => history::to_messages_route(store, req, id, ctx.now).await.map(Response::ok),
         (["working-memory", id, "decisions"], _) => decisions::route(store, req, id, ctx.now).await,
         (["privacy", "policy"], _) => privacy::policy_route(store, req, ctx.now).await.map(Response::ok),
+        (["export"], "GET") => export::export(store, req, ctx).await,
+        (["import"], "POST") => match export::import(store, req.body, ctx).await {
+            // A future format is the file's fault here, not the store's (500).
+            Err(e @ Error::SchemaVersionUnsupported { .. }) => Ok(Response { status: 422, ..Response::error(&e) }),
+            other => other.map(Response::ok),
+        },
+        (["export"] | ["import"], other) => Err(Error::MethodNotAllowed { method: other.to_owned() }),
         (["consent", user_id], _) if !user_id.is_empty() => privacy::consent_route(store, req, user_id, ctx.actor, ctx.now).await.map(Response::ok),
         (["working-memory", id, "compact"], "POST") => history::compact_route(store, ctx.services, id, req.body, ctx.now).await.map(Response::ok),
         (["working-memory", id, "archive"], "GET") => history::archive_route(store, req, id, ctx.now).await.map(Response::ok),
@@ -517,6 +525,8 @@ mod history_tests;
 mod service_cache_tests;
 #[cfg(test)]
 mod operations_tests;
+#[cfg(test)]
+mod export_tests;
 #[cfg(test)]
 mod extraction_tests;
 #[cfg(test)]

@@ -9,7 +9,7 @@
 use serde_json::{json, Map, Value};
 
 use super::routes::{Route, ROUTES};
-use super::schema::{op, Op, BODY_NONEMPTY, BODY_OPTIONAL, F};
+use super::schema::{op, Op, BODY_NDJSON, BODY_NONEMPTY, BODY_OPTIONAL, F};
 use crate::core::auth::Scope;
 use crate::core::error::Error;
 
@@ -114,6 +114,13 @@ fn operation(route: &Route, op: &Op, scope: Scope) -> Value {
     responses.insert("200".into(), json!({ "description": "OK", "content": { "application/json": { "schema": op.ok.json() } } }));
     if op.route == "working-memory/{}/decisions" && op.method == "GET" {
         responses["200"]["content"]["application/x-ndjson"] = json!({ "schema": { "type": "string", "description": "one entry per line, with format=jsonl" } });
+    }
+    // The export format is NDJSON both ways, not one JSON document.
+    if op.route == "export" {
+        responses["200"]["content"] = json!({ "application/x-ndjson": { "schema": { "type": "string", "description": "one JSON object per line: a header, the state, an end line" } } });
+    }
+    if BODY_NDJSON.contains(&(op.route, op.method)) {
+        o.insert("requestBody".into(), json!({ "required": true, "content": { "application/x-ndjson": { "schema": { "type": "string", "description": "an export, as GET /v1/export answers it" } } } }));
     }
     for status in errors_of(op) {
         responses.insert(status.to_string(), json!({ "$ref": format!("#/components/responses/E{status}") }));

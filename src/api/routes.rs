@@ -87,6 +87,9 @@ pub const ROUTES: &[Route] = &[
     r("working-memory/{}/decisions", &[("GET", Read), ("POST", Write)]),
     // Privacy: the policy is the operator's; consent is recorded by the app.
     r("privacy/policy", &[("GET", Read), ("PUT", Admin)]),
+    // The whole namespace, every user's data: the operator's.
+    r("export", &[("GET", Admin)]),
+    r("import", &[("POST", Admin)]),
     r("consent/{}", &[("GET", Read), ("PUT", Write), ("DELETE", Write)]),
     r("tool-ttls", &[("GET", Read), ("PUT", Write)]),
     // Agents: profiles, schemas, prompts and tools.

@@ -57,6 +57,10 @@ codes! {
         /// its commit (another pass committed first): nothing was applied,
         /// and the next pass starts from the new watermark.
         ExtractionStale => "extraction_stale",
+        /// An import into a namespace that already holds other state: it
+        /// only fills an empty one (importing the same file again is a
+        /// no-op, not this error).
+        ImportTargetNotEmpty => "import_target_not_empty",
     }
 }
 

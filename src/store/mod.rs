@@ -435,6 +435,28 @@ impl<B: Backend> Store<B> {
         Ok(query(&inner.engine))
     }
 
+    /// Replaces an empty store's state with `staged` (an import), written as
+    /// one snapshot: its head swap is the commit point, so a failure leaves
+    /// the store as it was. Answers false, writing nothing, when the store
+    /// already holds exactly `staged` (the same import again); any other
+    /// state is refused with `import_target_not_empty`.
+    pub async fn import(&self, staged: Engine) -> Result<bool> {
+        let mut inner = self.inner.lock().await;
+        inner.heal().await?;
+        if inner.engine.last_seq() != 0 || inner.head.is_some() {
+            if inner.engine.encode_snapshot()? == staged.encode_snapshot()? {
+                return Ok(false);
+            }
+            return Err(Error::conflict(crate::core::error::ConflictCode::ImportTargetNotEmpty, "namespace"));
+        }
+        let before = std::mem::replace(&mut inner.engine, staged);
+        if let Err(e) = inner.snapshot().await {
+            inner.engine = before;
+            return Err(e);
+        }
+        Ok(true)
+    }
+
     /// Writes a snapshot now and truncates the log it covers.
     pub async fn snapshot(&self) -> Result<StoreStats> {
         let mut inner = self.inner.lock().await;

@@ -416,6 +416,35 @@ pub const LTM_REDACT: Op = Op {
     ),
 };
 
+pub const EXPORT: Op = Op {
+    route: "export",
+    method: "GET",
+    summary: "The namespace's whole state as NDJSON in edgemem's open export format (header, sessions, long-term records and versions, episodes, ledgers with journals, prompts, profiles, end line)",
+    path: &[],
+    query: &[opt("vectors", Enum(&["none", "f32"]), "f32: each long-term record carries its vector (base64url of little-endian f32s); default none")],
+    body: None,
+    ok: &OBJECT,
+};
+
+pub const IMPORT: Op = Op {
+    route: "import",
+    method: "POST",
+    summary: "Load an NDJSON export into an empty namespace (validated whole first; the same file again changes nothing; a future format is refused)",
+    path: &[],
+    query: &[],
+    body: None,
+    ok: &Obj(
+        &[
+            req("status", Str(16), ""),
+            req("imported", Bool, "false when the namespace already held exactly this export"),
+            req("sessions", Int(0, U32), ""),
+            req("memories", Int(0, U32), ""),
+            req("last_seq", Int(0, i64::MAX), ""),
+        ],
+        false,
+    ),
+};
+
 pub const LTM_GET: Op = Op { route: "long-term-memory/{}", method: "GET", summary: "Read one long-term memory", path: P_MEMORY_ID, query: &[], body: None, ok: &MEMORY_RECORD };
 
 pub const LTM_PATCH: Op = Op {
@@ -526,7 +555,7 @@ pub const OPS: &[&Op] = &[
     // Episodic log.
     &EPISODES_GET, &EPISODES_POST, &EPISODES_GET_SLASH, &EPISODES_POST_SLASH, &EPISODES_SUMMARY, &EPISODES_CONFIG,
     // Long-term memory.
-    &LTM_CREATE, &LTM_DELETE, &LTM_CREATE_SLASH, &LTM_DELETE_SLASH, &LTM_SEARCH, &LTM_FORGET, &LTM_REEMBED, &LTM_GET, &LTM_PATCH, &LTM_VERSIONS, &LTM_RESTORE, &LTM_REDACT,
+    &LTM_CREATE, &LTM_DELETE, &LTM_CREATE_SLASH, &LTM_DELETE_SLASH, &LTM_SEARCH, &LTM_FORGET, &LTM_REEMBED, &LTM_GET, &LTM_PATCH, &LTM_VERSIONS, &LTM_RESTORE, &LTM_REDACT, &EXPORT, &IMPORT,
     // Summary views and tasks.
     &VIEWS_GET, &VIEWS_POST, &VIEW_GET, &VIEW_DELETE, &VIEW_RUN, &VIEW_PARTITIONS, &VIEW_PARTITION_RUN, &TASK_GET,
     // Working memory and history.
@@ -555,6 +584,10 @@ pub const BODY_OPTIONAL: &[(&str, &str)] = &[
 /// The operations whose body object must name at least one field
 /// (`minProperties: 1`).
 pub const BODY_NONEMPTY: &[(&str, &str)] = &[("long-term-memory/{}", "PATCH")];
+
+/// Operations whose body is NDJSON text, not a JSON document (the table
+/// cannot describe it; the OpenAPI document says so).
+pub const BODY_NDJSON: &[(&str, &str)] = &[("import", "POST")];
 
 /// The operation for a method on a route pattern.
 pub fn op(route: &str, method: &str) -> Option<&'static Op> {

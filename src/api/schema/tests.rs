@@ -311,7 +311,7 @@ fn bodies_without_a_schema_are_ignored() {
     // Routes without a body in the table must not read one.
     let api = Api::new();
     let mut failures = Vec::new();
-    for op in OPS.iter().filter(|o| !is_worker_only(o) && o.body.is_none() && o.method != "GET") {
+    for op in OPS.iter().filter(|o| !is_worker_only(o) && o.body.is_none() && o.method != "GET" && !BODY_NDJSON.contains(&(o.route, o.method))) {
         let r = api.op(op, b"{\"unexpected\": 1}");
         if refused_as_malformed(&r) {
             failures.push(format!("{} {} reads a body the table does not describe: {} {}", op.method, op.route, r.status, r.body));

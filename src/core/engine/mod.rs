@@ -26,6 +26,7 @@ use crate::core::time::Millis;
 
 mod extraction;
 mod history;
+pub mod export;
 mod snapshot;
 // A child of the engine, not a sibling: it builds engine ops and states, and
 // the engine calls it on load, so as siblings the two would depend on each other.

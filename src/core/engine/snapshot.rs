@@ -99,6 +99,12 @@ impl Engine {
                 SnapshotV1 { last_seq, sessions, ledger: LedgerSnapshot::default(), history: HistoryState::default(), longterm: LongTermSnapshot::default(), episodes: EpisodicLog::default(), services: ServiceCache::default(), agent_state: AgentState::default(), decisions: BTreeMap::new(), privacy: Privacy::default(), extraction: BTreeMap::new(), summary_views: SummaryViews::default() }
             }
         };
+        Engine::from_v1(v1)
+    }
+
+    /// Rebuilds an engine from a schema-v1 body, with every check a load
+    /// makes (an import builds one too).
+    pub(super) fn from_v1(v1: SnapshotV1) -> Result<Engine> {
         if v1.sessions.len() > limits::SESSIONS_MAX {
             return Err(Error::SnapshotCorrupt { reason: "more sessions than the limit".into() });
         }

@@ -128,4 +128,19 @@ impl LongTerm {
         }
         Ok(lt)
     }
+
+    /// The next key a record would get (export).
+    pub fn next_key(&self) -> u64 {
+        self.next_key
+    }
+
+    /// Every record with its key, in key order (export).
+    pub fn keyed_records(&self) -> impl Iterator<Item = (u64, &MemoryRecord)> {
+        self.records.iter().map(|(k, r)| (*k, r))
+    }
+
+    /// Every record's history, by id (export).
+    pub fn histories_snapshot(&self) -> Vec<(String, Vec<versions::Version>)> {
+        self.histories.to_snapshot()
+    }
 }

@@ -124,7 +124,7 @@ fn xor_keystream(k2: &[u8], iv: &[u8; SEALED_USER_ID_IV_BYTES], data: &mut [u8])
 const B64URL: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
 /// Appends base64url of `data`, without padding.
-fn base64url_encode(data: &[u8], out: &mut String) {
+pub(crate) fn base64url_encode(data: &[u8], out: &mut String) {
     for chunk in data.chunks(3) {
         let n = chunk.iter().enumerate().fold(0u32, |n, (i, &c)| n | (u32::from(c) << (16 - 8 * i)));
         for i in 0..=chunk.len() {
@@ -135,7 +135,7 @@ fn base64url_encode(data: &[u8], out: &mut String) {
 
 /// Decodes unpadded base64url; `None` on any other character, an impossible
 /// length or non-zero unused bits (so each byte string has one encoding).
-fn base64url_decode(s: &str) -> Option<Vec<u8>> {
+pub(crate) fn base64url_decode(s: &str) -> Option<Vec<u8>> {
     let s = s.as_bytes();
     if s.len() % 4 == 1 {
         return None;

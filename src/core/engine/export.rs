@@ -1,0 +1,284 @@
+//! Export and import in an open format (issue 20): NDJSON, one JSON object
+//! per line.
+//!
+//! - The first line is the header: `{format: "edgemem-export",
+//!   schema_version, embedder, exported_at, last_seq, vectors, dim}`.
+//! - Then one line per session (`{type: "session", session}`), one per
+//!   long-term record (`{type: "memory", key, record, vector?}`; `vector`
+//!   only when asked for, little-endian f32 in unpadded base64url), one per
+//!   record history (`{type: "versions", id, versions}`), and one per other
+//!   part of the state (`{type: "ledger" | "history" | "episodes" | ...,
+//!   <type>: ...}`): the ledger with its journal, prompts, profiles and the
+//!   rest. Every object is the state's own serde form: times are
+//!   milliseconds since the epoch, amounts decimal strings, stored JSON
+//!   exactly as sent.
+//! - The last line is `{type: "end", lines}`, counting every line before
+//!   it, so a cut file is refused instead of imported short.
+//!
+//! An import is validated whole (the same checks a snapshot load makes)
+//! before anything is written: a failed import changes nothing. Records
+//! exported without vectors are embedded again by the importer.
+
+use serde::de::DeserializeOwned;
+use serde_json::{json, Value};
+
+use super::snapshot::SnapshotV1;
+use super::*;
+use crate::core::longterm::versions::Version;
+use crate::core::longterm::LongTermSnapshot;
+use crate::core::privacy::pseudonym::{base64url_decode, base64url_encode};
+use crate::core::retrieval::record::MemoryRecord;
+
+/// The header's `format`.
+pub const EXPORT_FORMAT: &str = "edgemem-export";
+/// The export format's version; an import refuses a newer one.
+pub const EXPORT_SCHEMA_VERSION: u32 = 1;
+
+/// The state parts exported as one line each, by name.
+const PARTS: [&str; 9] = ["ledger", "history", "episodes", "services", "agent_state", "decisions", "privacy", "extraction", "summary_views"];
+
+fn to_json<T: Serialize>(what: &str, v: &T) -> Result<Value> {
+    serde_json::to_value(v).map_err(|e| Error::Internal { detail: format!("export {what}: {e}") })
+}
+
+fn line(v: &Value) -> String {
+    v.to_string()
+}
+
+impl Engine {
+    /// The whole state as NDJSON lines (see the module docs), at
+    /// `exported_at`; with `vectors`, each record carries its vector.
+    pub fn export_lines(&self, vectors: bool, exported_at: Millis) -> Result<Vec<String>> {
+        let lt = &self.longterm;
+        let mut out = Vec::with_capacity(self.sessions.len() + lt.len() * 2 + PARTS.len() + 3);
+        out.push(line(&json!({
+            "format": EXPORT_FORMAT,
+            "schema_version": EXPORT_SCHEMA_VERSION,
+            "embedder": lt.embedder(),
+            "exported_at": crate::core::time::format_rfc3339(exported_at),
+            "last_seq": self.last_seq,
+            "vectors": if vectors { "f32" } else { "none" },
+            "dim": lt.dim(),
+        })));
+        for s in self.sessions.values() {
+            out.push(line(&json!({ "type": "session", "session": to_json("session", s)? })));
+        }
+        out.push(line(&json!({ "type": "longterm", "next_key": lt.next_key() })));
+        for (key, r) in lt.keyed_records() {
+            let mut v = json!({ "type": "memory", "key": key, "record": to_json("memory", r)? });
+            if vectors {
+                let vector = lt.index().and_then(|i| i.get(key)).ok_or_else(|| Error::Internal { detail: format!("memory {:?} has no vector", r.id) })?;
+                let bytes: Vec<u8> = vector.iter().flat_map(|x| x.to_le_bytes()).collect();
+                let mut b64 = String::with_capacity(bytes.len() * 4 / 3 + 4);
+                base64url_encode(&bytes, &mut b64);
+                v["vector"] = Value::String(b64);
+            }
+            out.push(line(&v));
+        }
+        for (id, versions) in lt.histories_snapshot() {
+            out.push(line(&json!({ "type": "versions", "id": id, "versions": to_json("versions", &versions)? })));
+        }
+        let parts: [(&str, Value); 9] = [
+            ("ledger", to_json("ledger", &self.ledger.snapshot_ref())?),
+            ("history", to_json("history", &self.history)?),
+            ("episodes", to_json("episodes", &self.episodes)?),
+            ("services", to_json("services", &self.services)?),
+            ("agent_state", to_json("agent_state", &self.agent_state)?),
+            ("decisions", to_json("decisions", &self.decisions)?),
+            ("privacy", to_json("privacy", &self.privacy)?),
+            ("extraction", to_json("extraction", &self.extraction)?),
+            ("summary_views", to_json("summary_views", &self.summary_views)?),
+        ];
+        for (name, v) in parts {
+            out.push(line(&json!({ "type": name, name: v })));
+        }
+        let n = out.len();
+        out.push(line(&json!({ "type": "end", "lines": n })));
+        Ok(out)
+    }
+}
+
+/// An export read back and checked, not yet an engine: records exported
+/// without vectors wait for [`Import::set_vectors`].
+pub struct Import {
+    /// The header's `embedder`.
+    pub embedder: Option<String>,
+    last_seq: u64,
+    next_key: u64,
+    sessions: Vec<Session>,
+    records: Vec<(u64, MemoryRecord)>,
+    vectors: Vec<Option<Vec<f32>>>,
+    histories: Vec<(String, Vec<Version>)>,
+    parts: serde_json::Map<String, Value>,
+}
+
+fn bad(line: usize, reason: impl std::fmt::Display) -> Error {
+    Error::invalid(format!("line {line}"), reason.to_string())
+}
+
+fn field<T: DeserializeOwned>(n: usize, o: &mut serde_json::Map<String, Value>, name: &str) -> Result<T> {
+    let v = o.remove(name).ok_or_else(|| bad(n, format!("has no {name:?}")))?;
+    serde_json::from_value(v).map_err(|e| bad(n, format!("{name}: {e}")))
+}
+
+impl Import {
+    /// Reads and checks every line; nothing is built until all are read.
+    /// A header of a newer format is refused with
+    /// `schema_version_unsupported`.
+    pub fn parse<'a>(lines: impl IntoIterator<Item = &'a str>) -> Result<Import> {
+        let mut import: Option<Import> = None;
+        let mut count = 0usize;
+        let mut ended = false;
+        let mut bytes = 0usize;
+        for (i, text) in lines.into_iter().enumerate() {
+            let n = i + 1;
+            bytes += text.len() + 1;
+            if bytes > limits::IMPORT_BYTES_MAX {
+                return Err(Error::too_large("import", bytes, limits::IMPORT_BYTES_MAX));
+            }
+            if text.trim().is_empty() {
+                continue;
+            }
+            if ended {
+                return Err(bad(n, "comes after the end line"));
+            }
+            let Value::Object(mut o) = serde_json::from_str::<Value>(text).map_err(|e| bad(n, format!("not JSON: {e}")))? else {
+                return Err(bad(n, "is not a JSON object"));
+            };
+            let Some(im) = import.as_mut() else {
+                import = Some(Import::header(n, &o)?);
+                count = 1;
+                continue;
+            };
+            let kind: String = field(n, &mut o, "type")?;
+            match kind.as_str() {
+                "session" => im.sessions.push(field(n, &mut o, "session")?),
+                "longterm" => im.next_key = field(n, &mut o, "next_key")?,
+                "memory" => {
+                    let key: u64 = field(n, &mut o, "key")?;
+                    let record: MemoryRecord = field(n, &mut o, "record")?;
+                    let vector = match o.remove("vector") {
+                        None | Some(Value::Null) => None,
+                        Some(Value::String(b64)) => Some(f32s(n, &b64)?),
+                        Some(_) => return Err(bad(n, "vector: must be base64url of little-endian f32s")),
+                    };
+                    im.records.push((key, record));
+                    im.vectors.push(vector);
+                }
+                "versions" => im.histories.push((field(n, &mut o, "id")?, field(n, &mut o, "versions")?)),
+                "end" => {
+                    let lines: usize = field(n, &mut o, "lines")?;
+                    if lines != count {
+                        return Err(bad(n, format!("the end line counts {lines} lines, the file has {count}")));
+                    }
+                    ended = true;
+                }
+                part if PARTS.contains(&part) => {
+                    let v = o.remove(part).ok_or_else(|| bad(n, format!("has no {part:?}")))?;
+                    if im.parts.insert(part.to_owned(), v).is_some() {
+                        return Err(bad(n, format!("a second {part:?} line")));
+                    }
+                }
+                other => return Err(bad(n, format!("unknown type {other:?}"))),
+            }
+            count += 1;
+        }
+        let im = import.ok_or_else(|| Error::invalid("import", "is empty: no header line"))?;
+        if !ended {
+            return Err(Error::invalid("import", "has no end line: the file was cut short"));
+        }
+        if im.sessions.len() > limits::SESSIONS_MAX || im.records.len() > limits::LTM_RECORDS_MAX {
+            return Err(Error::invalid("import", "holds more sessions or memories than a namespace may"));
+        }
+        Ok(im)
+    }
+
+    fn header(n: usize, o: &serde_json::Map<String, Value>) -> Result<Import> {
+        if o.get("format").and_then(Value::as_str) != Some(EXPORT_FORMAT) {
+            return Err(bad(n, format!("the first line must be the header, with format {EXPORT_FORMAT:?}")));
+        }
+        let version = o.get("schema_version").and_then(Value::as_u64).ok_or_else(|| bad(n, "header: schema_version must be a whole number"))?;
+        if version > u64::from(EXPORT_SCHEMA_VERSION) {
+            return Err(Error::SchemaVersionUnsupported { found: u32::try_from(version).unwrap_or(u32::MAX), supported_max: EXPORT_SCHEMA_VERSION });
+        }
+        let embedder = match o.get("embedder") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(_) => return Err(bad(n, "header: embedder must be a string or null")),
+        };
+        let last_seq = o.get("last_seq").and_then(Value::as_u64).ok_or_else(|| bad(n, "header: last_seq must be a whole number"))?;
+        Ok(Import { embedder, last_seq, next_key: 0, sessions: Vec::new(), records: Vec::new(), vectors: Vec::new(), histories: Vec::new(), parts: serde_json::Map::new() })
+    }
+
+    /// The records exported without a vector, as (index, text), in order.
+    pub fn texts_to_embed(&self) -> Vec<(usize, &str)> {
+        self.vectors.iter().enumerate().filter(|(_, v)| v.is_none()).map(|(i, _)| (i, self.records[i].1.text.as_str())).collect()
+    }
+
+    /// Gives the records listed by [`Import::texts_to_embed`] their vectors,
+    /// made by `embedder` (which the namespace then records).
+    pub fn set_vectors(&mut self, embedder: String, vectors: Vec<(usize, Vec<f32>)>) {
+        for (i, v) in vectors {
+            if let Some(slot) = self.vectors.get_mut(i) {
+                *slot = Some(v);
+            }
+        }
+        self.embedder = Some(embedder);
+    }
+
+    /// Builds the engine, validated as a snapshot load is.
+    pub fn into_engine(mut self) -> Result<Engine> {
+        let mut part = |name: &str| self.parts.remove(name).unwrap_or(Value::Null);
+        fn take<T: DeserializeOwned + Default>(name: &str, v: Value) -> Result<T> {
+            if v.is_null() {
+                return Ok(T::default());
+            }
+            serde_json::from_value(v).map_err(|e| Error::invalid(name, format!("{e}")))
+        }
+        let (ledger, history, episodes, services, agent_state) = (part("ledger"), part("history"), part("episodes"), part("services"), part("agent_state"));
+        let (decisions, privacy, extraction, summary_views) = (part("decisions"), part("privacy"), part("extraction"), part("summary_views"));
+        let index = build_index(&self.records, &self.vectors)?;
+        let v1 = SnapshotV1 {
+            last_seq: self.last_seq,
+            sessions: self.sessions,
+            ledger: take("ledger", ledger)?,
+            history: take("history", history)?,
+            longterm: LongTermSnapshot { next_key: self.next_key, records: self.records, index, embedder: self.embedder, restage: None, versions: self.histories },
+            episodes: take("episodes", episodes)?,
+            services: take("services", services)?,
+            agent_state: take("agent_state", agent_state)?,
+            decisions: take("decisions", decisions)?,
+            privacy: take("privacy", privacy)?,
+            extraction: take("extraction", extraction)?,
+            summary_views: take("summary_views", summary_views)?,
+        };
+        // A snapshot load's checks, reported as the input's fault.
+        Engine::from_v1(v1).map_err(|e| match e {
+            Error::SnapshotCorrupt { reason } => Error::invalid("import", reason),
+            other => other,
+        })
+    }
+}
+
+fn f32s(n: usize, b64: &str) -> Result<Vec<f32>> {
+    let bytes = base64url_decode(b64).filter(|b| !b.is_empty() && b.len() % 4 == 0).ok_or_else(|| bad(n, "vector: must be base64url of little-endian f32s"))?;
+    Ok(bytes.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
+}
+
+/// The vector index of the imported records, encoded as a snapshot holds it.
+fn build_index(records: &[(u64, MemoryRecord)], vectors: &[Option<Vec<f32>>]) -> Result<crate::core::codec::Bytes> {
+    let Some(dim) = vectors.first().map(|v| v.as_ref().map_or(0, Vec::len)) else { return Ok(crate::core::codec::Bytes(Vec::new())) };
+    let mut index = crate::core::vector::VectorIndex::new(crate::core::vector::Config::new(dim, crate::core::vector::Metric::Cosine)).map_err(|e| Error::invalid("vector", e.to_string()))?;
+    for ((key, r), v) in records.iter().zip(vectors) {
+        let v = v.as_ref().ok_or_else(|| Error::invalid("import", format!("memory {:?} has no vector", r.id)))?;
+        crate::core::longterm::check_components(v).map_err(|e| match e {
+            Error::InvalidVector { code, detail } => Error::InvalidVector { code, detail: format!("memory {:?}: {detail}", r.id) },
+            other => other,
+        })?;
+        if v.len() != dim {
+            return Err(Error::vector(crate::core::error::VectorCode::DimensionMismatch, format!("memory {:?} has {} dimensions, the first {dim}", r.id, v.len())));
+        }
+        index.add(*key, v)?;
+    }
+    Ok(crate::core::codec::Bytes(index.encode()))
+}
