@@ -37,6 +37,7 @@ pub async fn import<B: Backend>(store: &Store<B>, body: &[u8], ctx: &Ctx<'_>) ->
     }
     let text = std::str::from_utf8(body).map_err(|_| Error::invalid("body", "must be UTF-8 NDJSON"))?;
     let mut staged = Import::parse(text.split('\n'))?;
+    let scrubbed = store.scrub_with(|s| staged.scrub_secrets(s)).await?;
     let missing: Vec<(usize, String)> = staged.texts_to_embed().into_iter().map(|(i, t)| (i, t.to_owned())).collect();
     if !missing.is_empty() {
         let texts: Vec<String> = missing.iter().map(|(_, t)| t.clone()).collect();
@@ -46,5 +47,7 @@ pub async fn import<B: Backend>(store: &Store<B>, body: &[u8], ctx: &Ctx<'_>) ->
     let engine = staged.into_engine()?;
     let (sessions, memories, last_seq) = (engine.session_count(), engine.longterm().len(), engine.last_seq());
     let imported = store.import(engine).await?;
-    Ok(json!({ "status": "ok", "imported": imported, "sessions": sessions, "memories": memories, "last_seq": last_seq }))
+    let mut v = json!({ "status": "ok", "imported": imported, "sessions": sessions, "memories": memories, "last_seq": last_seq });
+    crate::api::privacy::report_into(&mut v, &scrubbed);
+    Ok(v)
 }

@@ -139,3 +139,21 @@ fn bad_imports_are_refused_and_write_nothing() {
     assert_eq!(target.call("POST", "/v1/import", &text(&lines)).status, 200, "the good file still imports");
     assert_eq!(target.call("GET", "/v1/export?vectors=f64", "").status, 400);
 }
+
+#[test]
+fn an_import_is_a_write_path_secrets_are_redacted() {
+    let mut source = seeded();
+    let mut lines = export(&mut source, "?vectors=f32");
+    let key = format!("sk-proj-{}", "Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0Fe9Dc8Ba7");
+    let i = lines.iter().position(|l| l["type"] == "memory").unwrap();
+    lines[i]["record"]["text"] = json!(format!("the deploy key is {key}"));
+    let id = lines[i]["record"]["id"].as_str().unwrap().to_owned();
+    let mut target = Api::new();
+    let r = target.call("POST", "/v1/import", &text(&lines));
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["redactions"]["openai_key"], 1, "{}", r.body);
+    let got = target.call("GET", &format!("/v1/long-term-memory/{id}"), "").body;
+    assert!(got["text"].as_str().unwrap().contains("[REDACTED:openai_key]"), "{got}");
+    let stored: String = target.backend.dump().into_values().map(|v| String::from_utf8_lossy(&v).into_owned()).collect();
+    assert!(!stored.contains(&key));
+}

@@ -310,6 +310,18 @@ impl<B: Backend> Store<B> {
         f(self.privacy_key.borrow().as_ref())
     }
 
+    /// Runs `f` with a scrubber under the current policy, answering what it
+    /// replaced: for writes that are not ops (an import).
+    pub async fn scrub_with(&self, f: impl FnOnce(&mut Scrubber<'_>) -> Result<()>) -> Result<Scrubbed> {
+        let inner = self.inner.lock().await;
+        let privacy = inner.engine.privacy();
+        self.with_privacy_key(|key| {
+            let mut s = Scrubber::new(&privacy.policy, key).with_consent(privacy);
+            f(&mut s)?;
+            Ok(s.finish())
+        })
+    }
+
     /// Scrubs `op` in place under the current policy (see
     /// [`crate::core::privacy::scrub`]) without applying it: for callers
     /// that derive more from the scrubbed text (embeddings) before the

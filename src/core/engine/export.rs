@@ -27,6 +27,7 @@ use super::*;
 use crate::core::longterm::versions::Version;
 use crate::core::longterm::LongTermSnapshot;
 use crate::core::privacy::pseudonym::{base64url_decode, base64url_encode};
+use crate::core::privacy::scrub::Scrubber;
 use crate::core::retrieval::record::MemoryRecord;
 
 /// The header's `format`.
@@ -208,6 +209,38 @@ impl Import {
         };
         let last_seq = o.get("last_seq").and_then(Value::as_u64).ok_or_else(|| bad(n, "header: last_seq must be a whole number"))?;
         Ok(Import { embedder, last_seq, next_key: 0, sessions: Vec::new(), records: Vec::new(), vectors: Vec::new(), histories: Vec::new(), parts: serde_json::Map::new() })
+    }
+
+    /// Redacts (or, under the `reject` policy, refuses) secrets in every
+    /// free text the import carries: messages, running summaries, record
+    /// texts and past versions. An import is a write like any other; a
+    /// clean export passes unchanged, so it still round-trips exactly.
+    pub fn scrub_secrets(&mut self, scrubber: &mut Scrubber<'_>) -> Result<()> {
+        for s in &mut self.sessions {
+            for m in &mut s.messages {
+                let before = m.content.len();
+                scrubber.secrets("messages.content", &mut m.content)?;
+                if m.content.len() != before {
+                    m.tokens = Default::default();
+                }
+            }
+            if let Some(c) = &mut s.context {
+                scrubber.secrets("context", c)?;
+            }
+        }
+        for (_, r) in &mut self.records {
+            let before = r.text.clone();
+            scrubber.secrets("memory.text", &mut r.text)?;
+            if r.text != before {
+                r.refresh_hash();
+            }
+        }
+        for (_, versions) in &mut self.histories {
+            for b in versions.iter_mut().filter_map(|v| v.body.as_mut()) {
+                scrubber.secrets("versions.text", &mut b.text)?;
+            }
+        }
+        Ok(())
     }
 
     /// The records exported without a vector, as (index, text), in order.

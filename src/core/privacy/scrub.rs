@@ -221,6 +221,11 @@ impl<'a> Scrubber<'a> {
 
     /// Scrubs `op` in place. On error (a secret under `reject`, a walk too
     /// long) the op must not be applied.
+    /// What this scrubber replaced so far.
+    pub fn finish(self) -> Scrubbed {
+        self.out
+    }
+
     pub fn op(mut self, op: &mut Op) -> Result<Scrubbed> {
         match op {
             Op::SessionPut { session } | Op::SessionCreate { session } => {
