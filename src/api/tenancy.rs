@@ -86,6 +86,20 @@ pub fn created_ids(body: &[u8]) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// The record ids an NDJSON import (`POST /v1/import`) carries, at most
+/// [`limits::LTM_RECORDS_MAX`], for the directory; lines that do not parse
+/// are skipped here and refused by the import itself.
+pub fn imported_ids(body: &[u8]) -> Vec<String> {
+    let text = String::from_utf8_lossy(body);
+    text.lines()
+        .filter(|l| l.contains("\"memory\""))
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v.get("type").and_then(Value::as_str) == Some("memory"))
+        .filter_map(|v| v.get("record").and_then(|r| r.get("id")).and_then(Value::as_str).map(str::to_owned))
+        .take(limits::LTM_RECORDS_MAX)
+        .collect()
+}
+
 /// Refuses a body that is not JSON by its declared media type. A missing
 /// `Content-Type` is accepted (curl, older clients); `text/plain`, the type
 /// a browser may send cross-site without a preflight, is not.
@@ -95,7 +109,8 @@ pub fn check_content_type(content_type: Option<&str>, body_len: usize) -> Result
         return Ok(());
     }
     let essence = ct.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
-    if essence == "application/json" || (essence.starts_with("application/") && essence.ends_with("+json")) {
+    // NDJSON: an import (`POST /v1/import`) is one JSON object per line.
+    if essence == "application/json" || essence == "application/x-ndjson" || (essence.starts_with("application/") && essence.ends_with("+json")) {
         Ok(())
     } else {
         Err(Error::UnsupportedMediaType { content_type: ct.chars().take(100).collect() })

@@ -232,6 +232,13 @@ pub(super) async fn dispatch(env: &Env, settings: &auth::Settings, principal: &P
         body = rewritten;
     }
 
+    // An import's records are found by id like created ones.
+    if path == "/v1/import" && method == Method::Post && object_name != DEFAULT_NAMESPACE {
+        for chunk in tenancy::imported_ids(&body).chunks(limits::LTM_CREATE_BATCH_MAX) {
+            routing::register(env, &object_name, chunk, now).await?;
+        }
+    }
+
     let headers = Headers::new();
     if let Some(ns) = &namespace {
         headers.set(NAMESPACE_HEADER, ns).map_err(w)?;

@@ -473,6 +473,21 @@ for (const [name, target] of Object.entries(TARGETS)) {
       assert.match(await okRun(cli, ["memory", "forget", "--id", "f-2"]), /^deleted 1 memory:\n {2}f-2\n$/);
     });
 
+    test("export prints NDJSON, import loads it (the same state again is a no-op), a cut file is refused (issue 20)", async () => {
+      await target.seed({ memories: [{ id: "x-1", text: "Jo collects stamps from Peru", user_id: "jo" }] });
+      const out = await okRun(cli, ["export"]);
+      const lines = out.trimEnd().split("\n").map((l) => JSON.parse(l));
+      assert.equal(lines[0].format, "edgemem-export");
+      assert.equal(lines.at(-1).type, "end");
+      assert.ok(lines.some((l) => l.type === "memory" && l.record.id === "x-1"));
+      assert.ok((await okRun(cli, ["export", "--vectors"])).includes('"vector":"'));
+      const whole = file(`export-${name}.ndjson`, out);
+      assert.match(await okRun(cli, ["import", "--file", whole]), /^already imported: nothing changed$/m);
+      const cut = file(`cut-${name}.ndjson`, out.trimEnd().split("\n").slice(0, -1).join("\n") + "\n");
+      expectExit(await cli(["import", "--file", cut]), 4, "a cut export");
+      expectExit(await cli(["import"]), 2, "import without --file");
+    });
+
     test("memory versions, restore --version and redact (issue 20)", async () => {
       await target.seed({ memories: [{ id: "v-1", text: "Ida's locker code is on the blue card", user_id: "ida" }] });
       await okRun(cli, ["memory", "forget", "--id", "v-1"]);

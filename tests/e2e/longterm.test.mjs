@@ -13,7 +13,7 @@
 // target/site/ from `make site`), or tests the Worker at EDGEMEM_E2E_URL.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdir } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { browserHarness, switchToWorker } from "./harness.mjs";
@@ -356,6 +356,32 @@ async function versions(page, local) {
   if (local) assert.ok(!(await indexedDbText(page)).includes(SENTINEL), "redacted from IndexedDB, not just hidden");
 }
 
+/**
+ * Issue 20's round trip: the page's IndexedDB state exported by the package,
+ * imported into the Worker from that file, exported again: the same lines
+ * apart from the export's own time.
+ */
+async function roundTrip(page) {
+  const lines = await page.evaluate(async () => {
+    const { state } = await import("/page.js");
+    const out = [];
+    for await (const line of state.memory.export({ vectors: true })) out.push(line);
+    return out;
+  });
+  const file = join(ROOT, "target", "e2e", "indexeddb-export.ndjson");
+  await mkdir(join(ROOT, "target", "e2e"), { recursive: true });
+  await writeFile(file, lines.join("\n") + "\n");
+  const namespace = `e2e-import-${Date.now()}`;
+  const headers = { "content-type": "application/x-ndjson", ...(WORKER_TOKEN ? { authorization: `Bearer ${WORKER_TOKEN}` } : {}) };
+  const r = await fetch(new URL(`v1/import?namespace=${namespace}`, harness.baseUrl), { method: "POST", headers, body: await readFile(file, "utf8") });
+  const answer = await r.text();
+  assert.equal(r.status, 200, answer);
+  assert.equal(JSON.parse(answer).imported, true);
+  const back = await (await fetch(new URL(`v1/export?namespace=${namespace}&vectors=f32`, harness.baseUrl), { headers })).text();
+  const timeless = (ls) => ls.map((l, i) => (i === 0 ? JSON.stringify({ ...JSON.parse(l), exported_at: null }) : l));
+  assert.deepEqual(timeless(back.trimEnd().split("\n")), timeless(lines));
+}
+
 /** After a reload: the same records, found the same way. */
 async function checkKept(page, deletedId) {
   assert.equal(await count(page), SAMPLE_COUNT);
@@ -387,6 +413,7 @@ test("Long-term panel, IndexedDB backend: samples, three modes, filters, pin, fo
     await checkKept(page, deletedId);
     await facts(page);
     await versions(page, true);
+    await roundTrip(page);
     assert.deepEqual(problems, []);
   } finally {
     await page.close();
