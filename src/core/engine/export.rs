@@ -117,9 +117,19 @@ fn bad(line: usize, reason: impl std::fmt::Display) -> Error {
     Error::invalid(format!("line {line}"), reason.to_string())
 }
 
+/// Reads a state type from JSON through MessagePack: the JSON value is
+/// written as a stored value is (numbers exactly, see `exact_json`), then
+/// read by the types' snapshot reader, which takes structs as maps. The
+/// types' own readers are the only ones, so an import adds no per-type
+/// decoding code (serde_json's would have added about 100 KB of wasm).
+fn from_json<T: DeserializeOwned>(v: &Value) -> std::result::Result<T, String> {
+    let bytes = rmp_serde::to_vec(&crate::core::exact_json::Exact(v)).map_err(|e| e.to_string())?;
+    crate::core::msgpack::from_slice(&bytes).map_err(|e| e.to_string())
+}
+
 fn field<T: DeserializeOwned>(n: usize, o: &mut serde_json::Map<String, Value>, name: &str) -> Result<T> {
     let v = o.remove(name).ok_or_else(|| bad(n, format!("has no {name:?}")))?;
-    serde_json::from_value(v).map_err(|e| bad(n, format!("{name}: {e}")))
+    from_json(&v).map_err(|e| bad(n, format!("{name}: {e}")))
 }
 
 impl Import {
@@ -266,7 +276,7 @@ impl Import {
             if v.is_null() {
                 return Ok(T::default());
             }
-            serde_json::from_value(v).map_err(|e| Error::invalid(name, format!("{e}")))
+            from_json(&v).map_err(|e| Error::invalid(name, e))
         }
         let (ledger, history, episodes, services, agent_state) = (part("ledger"), part("history"), part("episodes"), part("services"), part("agent_state"));
         let (decisions, privacy, extraction, summary_views) = (part("decisions"), part("privacy"), part("extraction"), part("summary_views"));
