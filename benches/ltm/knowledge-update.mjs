@@ -232,6 +232,46 @@ async function warmUp(em, set) {
   }
 }
 
+/**
+ * Issue 20's costs on the fact_key records: export and import throughput
+ * (with vectors), and the snapshot bytes each version adds (every record
+ * edited EDITS times: EDITS + 1 versions per record, past bodies kept).
+ */
+const EDITS = 4;
+async function costs(em, set) {
+  const memory = await em.index.Memory.open({ store: new em.index.MemoryStore() });
+  await ingest(memory, CONFIGS.find((c) => c.name === "fact_key"), set.records, set.F);
+  const t0 = now();
+  const lines = [];
+  for await (const l of memory.export({ vectors: true })) lines.push(l);
+  const exportS = (now() - t0) / 1000;
+  const bytes = lines.reduce((n, l) => n + l.length + 1, 0);
+  const target = await em.index.Memory.open({ store: new em.index.MemoryStore() });
+  const t1 = now();
+  const imported = await target.import(lines);
+  const importS = (now() - t1) / 1000;
+  target.free?.();
+  const before = (await memory.snapshot()).snapshot_bytes;
+  for (let e = 0; e < EDITS; e++) {
+    for (const r of set.records) await memory.longTerm.edit(r.id, { topics: [`edit-${e}`] });
+  }
+  const after = (await memory.snapshot()).snapshot_bytes;
+  const versions = (await memory.longTerm.versions(set.records[0].id)).versions.length;
+  memory.free?.();
+  return {
+    records: set.records.length,
+    export_s: exportS,
+    export_records_per_s: set.records.length / exportS,
+    export_bytes: bytes,
+    import_s: importS,
+    import_records_per_s: imported.memories / importS,
+    versions_per_record: versions,
+    snapshot_bytes_before: before,
+    snapshot_bytes_after: after,
+    bytes_per_version: (after - before) / (EDITS * set.records.length),
+  };
+}
+
 async function main() {
   const pkg = pkgFromArgv(process.argv.slice(2));
   // common.loadEdgemem reads the node entry from EDGEMEM_PKG
@@ -313,6 +353,13 @@ async function main() {
     }
   }
 
+  let cost = null;
+  try {
+    cost = await costs(em, set);
+  } catch (err) {
+    if (!isInvalidInput(err) && typeof err?.code !== "string") throw err;
+    log(`costs: n/a (${err.message})`);
+  }
   const out = [
     `## Knowledge update (kubench: ${set.records.length} records, ${KINDS.map((k) => `${byKind[k].length} ${k}`).join(", ")} questions; top ${K}, user and namespace filter, MiniLM vectors, no recency boost; ${C.CLOCK} clock)`,
     "",
@@ -331,12 +378,21 @@ async function main() {
       ingests.map((x) => (x.unavailable ? [x.config, "n/a", "n/a", "n/a", "n/a", "n/a", "n/a"] : [x.config, x.records, x.created, x.duplicates, statusText(x.statuses), fmt(x.seconds, 2), fmt(x.records_per_s)])),
     ),
     "",
+    "### Costs (fact_key records, MiniLM vectors)",
+    "",
+    cost
+      ? C.table(
+          ["export records/s (with vectors)", "export bytes", "import records/s (with vectors)", "versions per record", "snapshot bytes before", `after ${EDITS} edits of each`, "bytes per version"],
+          [[fmt(cost.export_records_per_s), cost.export_bytes, fmt(cost.import_records_per_s), cost.versions_per_record, cost.snapshot_bytes_before, cost.snapshot_bytes_after, fmt(cost.bytes_per_version)]],
+        )
+      : "n/a: the package has no export, import or versions",
+    "",
     "### Goals (issue 20)",
     "",
     goalLines(rows),
   ].join("\n");
   console.log(out);
-  const path = C.writeJson("knowledge-update.json", { environment: C.environment(), entry: em.entry, k: K, ingest_batch: INGEST_BATCH, oracle_depth: oracleDepth, ingests, rows });
+  const path = C.writeJson("knowledge-update.json", { environment: C.environment(), entry: em.entry, k: K, ingest_batch: INGEST_BATCH, oracle_depth: oracleDepth, ingests, rows, costs: cost });
   log(`wrote ${path}`);
 }
 

@@ -115,7 +115,7 @@ pub fn status_of(err: &Error) -> u16 {
         Error::Overloaded { .. } => 503,
         Error::MethodNotAllowed { .. } => 405,
         Error::PayloadTooLarge { .. } => 413,
-        Error::InvalidInput { .. } | Error::LimitExceeded { .. } | Error::MigrationFailed { .. } => 422,
+        Error::InvalidInput { .. } | Error::LimitExceeded { .. } | Error::MigrationFailed { .. } | Error::SchemaVersionUnsupported { input: true, .. } => 422,
         Error::Storage { .. } | Error::EncodingNotLoaded { .. } => 503,
         Error::SnapshotCorrupt { .. }
         | Error::SchemaVersionUnsupported { .. }
@@ -161,12 +161,23 @@ pub async fn handle<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut C
     }
 }
 
+/// The largest body `path` takes when others take `default_max`: an import
+/// carries a whole namespace ([`limits::IMPORT_BYTES_MAX`]).
+pub fn body_bytes_max(path: &str, default_max: usize) -> usize {
+    if path == "/v1/import" {
+        limits::IMPORT_BYTES_MAX
+    } else {
+        default_max
+    }
+}
+
 /// The one door into the API: every front end (HTTP in the Worker, `call`
 /// in the JS API, the tests) routes through here and gets the typed error,
 /// which [`handle`] turns into `{"detail", "code"}` for HTTP.
 pub async fn route<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut Ctx<'_>) -> Result<Response> {
-    if req.body.len() > ctx.body_bytes_max {
-        return Err(Error::too_large("request body", req.body.len(), ctx.body_bytes_max));
+    let cap = body_bytes_max(req.path, ctx.body_bytes_max);
+    if req.body.len() > cap {
+        return Err(Error::too_large("request body", req.body.len(), cap));
     }
     let segs = segments(req.path).ok_or_else(|| Error::not_found("route", req.path))?;
     let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
@@ -209,11 +220,7 @@ pub async fn route<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut Ct
         (["working-memory", id, "decisions"], _) => decisions::route(store, req, id, ctx.now).await,
         (["privacy", "policy"], _) => privacy::policy_route(store, req, ctx.now).await.map(Response::ok),
         (["export"], "GET") => export::export(store, req, ctx).await,
-        (["import"], "POST") => match export::import(store, req.body, ctx).await {
-            // A future format is the file's fault here, not the store's (500).
-            Err(e @ Error::SchemaVersionUnsupported { .. }) => Ok(Response { status: 422, ..Response::error(&e) }),
-            other => other.map(Response::ok),
-        },
+        (["import"], "POST") => export::import(store, req.body, ctx).await.map(Response::ok),
         (["export"] | ["import"], other) => Err(Error::MethodNotAllowed { method: other.to_owned() }),
         (["consent", user_id], _) if !user_id.is_empty() => privacy::consent_route(store, req, user_id, ctx.actor, ctx.now).await.map(Response::ok),
         (["working-memory", id, "compact"], "POST") => history::compact_route(store, ctx.services, id, req.body, ctx.now).await.map(Response::ok),

@@ -82,7 +82,7 @@ pub fn decode_snapshot(bytes: &[u8]) -> Result<(u32, &[u8])> {
     }
     let schema = u32_at(bytes, 8);
     if schema > SCHEMA_VERSION {
-        return Err(Error::SchemaVersionUnsupported { found: schema, supported_max: SCHEMA_VERSION });
+        return Err(Error::SchemaVersionUnsupported { found: schema, supported_max: SCHEMA_VERSION, input: false });
     }
     let body_len = u64_at(bytes, 16);
     let body = &bytes[SNAPSHOT_HEADER_BYTES..];
@@ -138,7 +138,7 @@ impl Head {
         }
         let schema = u32_at(bytes, 4);
         if schema > SCHEMA_VERSION {
-            return Err(Error::SchemaVersionUnsupported { found: schema, supported_max: SCHEMA_VERSION });
+            return Err(Error::SchemaVersionUnsupported { found: schema, supported_max: SCHEMA_VERSION, input: false });
         }
         let head = Head {
             gen: u64_at(bytes, 8),
@@ -187,7 +187,7 @@ pub fn decode_log_record(seq: u64, bytes: &[u8]) -> Result<(u32, &[u8])> {
     }
     let schema = u32_at(bytes, 4);
     if schema > SCHEMA_VERSION {
-        return Err(Error::SchemaVersionUnsupported { found: schema, supported_max: SCHEMA_VERSION });
+        return Err(Error::SchemaVersionUnsupported { found: schema, supported_max: SCHEMA_VERSION, input: false });
     }
     if u64_at(bytes, 8) != seq {
         return Err(corrupt(format!("stored under {seq} but records {}", u64_at(bytes, 8))));
@@ -268,7 +268,7 @@ mod tests {
         let env = encode_snapshot(SCHEMA_VERSION + 1, b"from the future");
         assert_eq!(
             decode_snapshot(&env).unwrap_err(),
-            Error::SchemaVersionUnsupported { found: SCHEMA_VERSION + 1, supported_max: SCHEMA_VERSION }
+            Error::SchemaVersionUnsupported { found: SCHEMA_VERSION + 1, supported_max: SCHEMA_VERSION, input: false }
         );
         let rec = encode_log_record(SCHEMA_VERSION + 3, 1, b"op").unwrap();
         assert_eq!(decode_log_record(1, &rec).unwrap_err().code(), "schema_version_unsupported");

@@ -216,7 +216,9 @@ pub enum Error {
     SnapshotCorrupt { reason: String },
     /// A snapshot or log record was written by a newer edgemem whose schema
     /// this build does not know. Nothing was loaded; upgrade edgemem.
-    SchemaVersionUnsupported { found: u32, supported_max: u32 },
+    /// `input`: the version came in a request (an import), HTTP 422; else
+    /// from storage, HTTP 500.
+    SchemaVersionUnsupported { found: u32, supported_max: u32, input: bool },
     /// An op-log record failed its checks, or the log has a gap.
     LogCorrupt { seq: u64, reason: String },
     /// The storage adapter failed to read or write. The in-memory state is
@@ -390,7 +392,7 @@ impl fmt::Display for Error {
             Error::UpstreamTimeout { service, timeout_ms } => write!(f, "service {service}: upstream did not answer within {timeout_ms} ms"),
             Error::MethodNotAllowed { method } => write!(f, "method {method} is not allowed on this route"),
             Error::SnapshotCorrupt { reason } => write!(f, "snapshot is corrupt: {reason}"),
-            Error::SchemaVersionUnsupported { found, supported_max } => write!(
+            Error::SchemaVersionUnsupported { found, supported_max, .. } => write!(
                 f,
                 "schema version {found} is newer than this edgemem supports ({supported_max}); upgrade edgemem"
             ),
@@ -436,7 +438,7 @@ mod tests {
             Error::UpstreamTimeout { service: "wallet".into(), timeout_ms: 1 },
             Error::MethodNotAllowed { method: "PATCH".into() },
             Error::SnapshotCorrupt { reason: String::new() },
-            Error::SchemaVersionUnsupported { found: 9, supported_max: 1 },
+            Error::SchemaVersionUnsupported { found: 9, supported_max: 1, input: false },
             Error::LogCorrupt { seq: 1, reason: String::new() },
             Error::storage("x"),
             Error::StoreUnsuitable { detail: String::new() },

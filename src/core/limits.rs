@@ -315,9 +315,11 @@ limits! {
     pub const MEMORY_METADATA_BYTES_MAX: usize = 16 * 1024;
     /// A record's `extraction_strategy` name.
     pub const MEMORY_STRATEGY_BYTES_MAX: usize = 64;
-    /// Bytes of one NDJSON import (`POST /v1/import`): what one snapshot
-    /// may hold, plus room for JSON's field names and base64 vectors.
-    pub const IMPORT_BYTES_MAX: usize = 2 * SNAPSHOT_BYTES_MAX;
+    /// Bytes of one NDJSON import (`POST /v1/import`), the one route whose
+    /// body may pass [`REQUEST_BODY_BYTES_CEILING`]: it writes a snapshot in
+    /// chunks, never one op. Bounded so the text, its parse and the staged
+    /// state fit a 128 MB isolate beside the live one.
+    pub const IMPORT_BYTES_MAX: usize = 32 * 1024 * 1024;
     /// Bytes in a long-term record's `fact_key` (`user.units`).
     pub const LTM_FACT_KEY_BYTES_MAX: usize = 256;
     /// Versions kept per long-term record; the oldest go first, redaction

@@ -110,7 +110,7 @@ impl MemoryCore {
 /// Runs one route for [`MemoryCore::call`] and [`MemoryCore::call_bytes`].
 #[allow(clippy::too_many_arguments)]
 async fn route(inner: &Inner, method: String, path: String, query: String, body_json: String, summarizer: JsValue, embedder: JsValue, vectors: Option<Vec<f32>>) -> Result<api::Response, JsValue> {
-    check_body(&body_json)?;
+    check_body(&path, &body_json)?;
     let services = inner.services(optional_fn("summarizer", summarizer)?, optional_fn("embedder", embedder)?, None);
     let req = api::Request { method: &method, path: &path, query: api::parse_query(&query), body: body_json.as_bytes() };
     let mut rand = random_bits;

@@ -49,9 +49,10 @@ fn json_text(v: &serde_json::Value) -> Result<JsValue, JsValue> {
     serde_json::to_string(v).map(JsValue::from).map_err(|e| to_js_error(&Error::Internal { detail: e.to_string() }))
 }
 
-fn check_body(body: &str) -> Result<(), JsValue> {
-    if body.len() > limits::REQUEST_BODY_BYTES_CEILING {
-        return Err(to_js_error(&Error::too_large("argument", body.len(), limits::REQUEST_BODY_BYTES_CEILING)));
+fn check_body(path: &str, body: &str) -> Result<(), JsValue> {
+    let cap = api::body_bytes_max(path, limits::REQUEST_BODY_BYTES_CEILING);
+    if body.len() > cap {
+        return Err(to_js_error(&Error::too_large("argument", body.len(), cap)));
     }
     Ok(())
 }
@@ -124,7 +125,7 @@ enum Write {
 impl MemoryCore {
     fn write(&self, kind: Write, session_id: String, body_json: String) -> Promise {
         promise(&self.inner, move |inner| async move {
-            check_body(&body_json)?;
+            check_body("", &body_json)?;
             let mut rand = random_bits;
             // No hooks, but the encodings JS has loaded (an append may count).
             let services = inner.services(None, None, None);
@@ -141,7 +142,7 @@ impl MemoryCore {
 
     /// `open` for Rust callers (the wasm tests): the same steps, no Promise.
     pub async fn open_async(store: JsValue, options_json: String, clock: JsValue) -> Result<MemoryCore, JsValue> {
-        check_body(&options_json)?;
+        check_body("", &options_json)?;
         let opts: OpenOptions = api::parse_json(options_json.as_bytes()).map_err(|e| to_js_error(&e))?;
         if let Some(ns) = &opts.namespace {
             crate::core::session::validate_id("namespace", ns).map_err(|e| to_js_error(&e))?;

@@ -14,7 +14,7 @@ use crate::core::privacy::{redact_secrets, Anonymizer, PseudonymKey, Report};
 /// as JSON text.
 #[wasm_bindgen(js_name = scrubText)]
 pub fn scrub_text(text: String, anonymize: bool, privacy_key: Option<String>, namespace: Option<String>) -> Result<String, JsValue> {
-    check_body(&text)?;
+    check_body("", &text)?;
     if text.len() > limits::MESSAGE_CONTENT_BYTES_MAX {
         return Err(to_js_error(&crate::core::error::Error::too_large("text", text.len(), limits::MESSAGE_CONTENT_BYTES_MAX)));
     }

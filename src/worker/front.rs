@@ -122,7 +122,7 @@ pub async fn front(req: &mut Request, env: &Env) -> R<Response> {
     // Refuse oversized bodies before reading them when the length is declared,
     // and after reading when it is not.
     let content_type = req.headers().get("content-type").map_err(w)?;
-    let cap = body_bytes_max(env)?;
+    let cap = api::body_bytes_max(url.path(), body_bytes_max(env)?);
     if let Some(len) = req.headers().get("content-length").map_err(w)? {
         match len.trim().parse::<u64>() {
             Ok(n) if n > cap as u64 => return Err(Error::PayloadTooLarge { what: "request body".into(), bytes: n, bytes_max: cap as u64 }),

@@ -81,3 +81,24 @@ test("a refused import writes nothing", async () => {
   target.free();
   source.free();
 });
+
+test("an import may be larger than any other request body, up to IMPORT_BYTES_MAX", async () => {
+  const { LIMITS } = await import("edgemem");
+  const source = await Memory.open({ store: new MemoryStore() });
+  const n = 1200;
+  const dim = 384;
+  const vectors = new Float32Array(n * dim).map((_, i) => Math.sin(i * 0.37) + (i % dim === 0 ? 2 : 0));
+  for (let at = 0; at < n; at += 400) {
+    const batch = Array.from({ length: 400 }, (_, i) => ({ id: `r${at + i}`, text: `record number ${at + i} about topic ${(at + i) % 17}` }));
+    await source.longTerm.create(batch, { vectors: vectors.subarray(at * dim, (at + 400) * dim), deduplicate: false });
+  }
+  const out = await lines(source, { vectors: true });
+  const bytes = out.reduce((s, l) => s + l.length + 1, 0);
+  assert.ok(bytes > LIMITS.REQUEST_BODY_BYTES_CEILING && bytes < LIMITS.IMPORT_BYTES_MAX, `${bytes} bytes`);
+  const target = await Memory.open({ store: new MemoryStore() });
+  assert.equal((await target.import(out)).memories, n);
+  assert.deepEqual(timeless(await lines(target, { vectors: true })), timeless(out));
+  await assert.rejects(target.longTerm.create([{ text: "x".repeat(LIMITS.REQUEST_BODY_BYTES_CEILING) }]), { code: "payload_too_large" }, "other bodies keep their cap");
+  target.free();
+  source.free();
+});

@@ -210,7 +210,7 @@ impl Import {
         }
         let version = o.get("schema_version").and_then(Value::as_u64).ok_or_else(|| bad(n, "header: schema_version must be a whole number"))?;
         if version > u64::from(EXPORT_SCHEMA_VERSION) {
-            return Err(Error::SchemaVersionUnsupported { found: u32::try_from(version).unwrap_or(u32::MAX), supported_max: EXPORT_SCHEMA_VERSION });
+            return Err(Error::SchemaVersionUnsupported { found: u32::try_from(version).unwrap_or(u32::MAX), supported_max: EXPORT_SCHEMA_VERSION, input: true });
         }
         let embedder = match o.get("embedder") {
             None | Some(Value::Null) => None,

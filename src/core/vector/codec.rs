@@ -143,7 +143,7 @@ impl VectorIndex {
         let mut r = Reader { buf: bytes, pos: 4 };
         let version = r.u32()?;
         if version > FORMAT_VERSION {
-            return Err(Error::SchemaVersionUnsupported { found: version, supported_max: FORMAT_VERSION });
+            return Err(Error::SchemaVersionUnsupported { found: version, supported_max: FORMAT_VERSION, input: false });
         }
         if version == 0 {
             return Err(bad("format version 0"));

@@ -243,7 +243,7 @@ fn corrupt_and_future_snapshots_are_refused_and_left_untouched() {
     fresh.poke("t/head", Head { gen: 1, chunk_count: 1, snapshot_bytes: future.len() as u64, last_seq: 0 }.encode());
     let before = fresh.dump();
     let err = run(Store::open(fresh.clone(), cfg(1_000, 64))).err().unwrap();
-    assert_eq!(err, Error::SchemaVersionUnsupported { found: SCHEMA_VERSION + 1, supported_max: SCHEMA_VERSION });
+    assert_eq!(err, Error::SchemaVersionUnsupported { found: SCHEMA_VERSION + 1, supported_max: SCHEMA_VERSION, input: false });
     assert_eq!(fresh.dump(), before);
 
     // A missing chunk, a damaged head, a gap in the log.
