@@ -38,12 +38,17 @@ pub const EXPORT_SCHEMA_VERSION: u32 = 1;
 /// The state parts exported as one line each, by name.
 const PARTS: [&str; 9] = ["ledger", "history", "episodes", "services", "agent_state", "decisions", "privacy", "extraction", "summary_views"];
 
-fn to_json<T: Serialize>(what: &str, v: &T) -> Result<Value> {
-    serde_json::to_value(v).map_err(|e| Error::Internal { detail: format!("export {what}: {e}") })
+/// A state value's JSON text. Written straight to text, not through a
+/// `serde_json::Value`, which would cost a second copy of every line and
+/// more code per type.
+fn to_json<T: Serialize>(what: &str, v: &T) -> Result<String> {
+    serde_json::to_string(v).map_err(|e| Error::Internal { detail: format!("export {what}: {e}") })
 }
 
-fn line(v: &Value) -> String {
-    v.to_string()
+/// `{"type": kind, name: json, ...rest}` as one line; `rest` is JSON text
+/// of further members (`,"a":1`) or empty.
+fn line(kind: &str, name: &str, json: &str, rest: &str) -> String {
+    format!("{{\"type\":\"{kind}\",\"{name}\":{json}{rest}}}")
 }
 
 impl Engine {
@@ -52,34 +57,38 @@ impl Engine {
     pub fn export_lines(&self, vectors: bool, exported_at: Millis) -> Result<Vec<String>> {
         let lt = &self.longterm;
         let mut out = Vec::with_capacity(self.sessions.len() + lt.len() * 2 + PARTS.len() + 3);
-        out.push(line(&json!({
-            "format": EXPORT_FORMAT,
-            "schema_version": EXPORT_SCHEMA_VERSION,
-            "embedder": lt.embedder(),
-            "exported_at": crate::core::time::format_rfc3339(exported_at),
-            "last_seq": self.last_seq,
-            "vectors": if vectors { "f32" } else { "none" },
-            "dim": lt.dim(),
-        })));
+        out.push(
+            json!({
+                "format": EXPORT_FORMAT,
+                "schema_version": EXPORT_SCHEMA_VERSION,
+                "embedder": lt.embedder(),
+                "exported_at": crate::core::time::format_rfc3339(exported_at),
+                "last_seq": self.last_seq,
+                "vectors": if vectors { "f32" } else { "none" },
+                "dim": lt.dim(),
+            })
+            .to_string(),
+        );
         for s in self.sessions.values() {
-            out.push(line(&json!({ "type": "session", "session": to_json("session", s)? })));
+            out.push(line("session", "session", &to_json("session", s)?, ""));
         }
-        out.push(line(&json!({ "type": "longterm", "next_key": lt.next_key() })));
+        out.push(line("longterm", "next_key", &lt.next_key().to_string(), ""));
         for (key, r) in lt.keyed_records() {
-            let mut v = json!({ "type": "memory", "key": key, "record": to_json("memory", r)? });
+            let mut rest = String::new();
             if vectors {
                 let vector = lt.index().and_then(|i| i.get(key)).ok_or_else(|| Error::Internal { detail: format!("memory {:?} has no vector", r.id) })?;
                 let bytes: Vec<u8> = vector.iter().flat_map(|x| x.to_le_bytes()).collect();
-                let mut b64 = String::with_capacity(bytes.len() * 4 / 3 + 4);
-                base64url_encode(&bytes, &mut b64);
-                v["vector"] = Value::String(b64);
+                rest.reserve(bytes.len() * 4 / 3 + 16);
+                rest.push_str(",\"vector\":\"");
+                base64url_encode(&bytes, &mut rest);
+                rest.push('"');
             }
-            out.push(line(&v));
+            out.push(line("memory", "record", &to_json("memory", r)?, &format!(",\"key\":{key}{rest}")));
         }
         for (id, versions) in lt.histories_snapshot() {
-            out.push(line(&json!({ "type": "versions", "id": id, "versions": to_json("versions", &versions)? })));
+            out.push(line("versions", "versions", &to_json("versions", &versions)?, &format!(",\"id\":{}", Value::String(id))));
         }
-        let parts: [(&str, Value); 9] = [
+        let parts: [(&str, String); 9] = [
             ("ledger", to_json("ledger", &self.ledger.snapshot_ref())?),
             ("history", to_json("history", &self.history)?),
             ("episodes", to_json("episodes", &self.episodes)?),
@@ -90,11 +99,11 @@ impl Engine {
             ("extraction", to_json("extraction", &self.extraction)?),
             ("summary_views", to_json("summary_views", &self.summary_views)?),
         ];
-        for (name, v) in parts {
-            out.push(line(&json!({ "type": name, name: v })));
+        for (name, json) in parts {
+            out.push(line(name, name, &json, ""));
         }
         let n = out.len();
-        out.push(line(&json!({ "type": "end", "lines": n })));
+        out.push(line("end", "lines", &n.to_string(), ""));
         Ok(out)
     }
 }
