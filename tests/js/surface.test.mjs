@@ -39,6 +39,14 @@ const ARGS = {
   },
   "Memory.resolveFunctionCall": () => ["get_current_datetime", {}],
   "Memory.request": () => ["GET", "/v1/health"],
+  // A real export (of an empty namespace): the text a sample string is not.
+  "Memory.import": async () => {
+    const m = await edgemem.Memory.open();
+    const lines = [];
+    for await (const l of m.export()) lines.push(l);
+    m.free();
+    return [lines];
+  },
   "Memory.publishSnapshot": () => [new edgemem.MemoryStore()],
   "EdgememError.constructor": () => ["invalid_input", "a message"],
   "DurableObjectStore.constructor": () => [fakeDurableObjectStorage()],

@@ -137,7 +137,12 @@ impl Engine {
             .collect();
         for r in records.iter().filter(|r| created.contains(&r.record.id)) {
             if let Some(subject) = r.record.metadata.get(crate::core::longterm::SUBJECT).and_then(Value::as_str) {
-                superseded.extend(self.longterm.supersede(r.record.namespace.as_deref(), r.record.user_id.as_deref(), subject, &r.record.id, now));
+                for id in self.longterm.supersede(r.record.namespace.as_deref(), r.record.user_id.as_deref(), subject, &r.record.id, now) {
+                    // A chain member also gets the mark: count it once.
+                    if !superseded.contains(&id) {
+                        superseded.push(id);
+                    }
+                }
             }
         }
         self.extraction.insert(session_id.clone(), through.clone());
