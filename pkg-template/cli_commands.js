@@ -308,8 +308,9 @@ async function memoryVersions(c) {
 }
 
 async function memoryRestore(c) {
-  if (c.args.length !== 1) throw usage("memory restore takes one ID");
-  const version = int(need(c.v, "version"), "version", 1);
+  // Positional: --version is the CLI's own flag.
+  if (c.args.length !== 2) throw usage("memory restore takes an ID and a VERSION");
+  const version = int(c.args[1], "version", 1);
   const m = ok(await c.t.request("POST", `/v1/long-term-memory/${seg(c.args[0])}/restore`, { body: { version } }));
   emit(c, m, `${m.id}: version ${m.restored_from} restored as version ${m.version}`);
 }
@@ -518,7 +519,7 @@ export const COMMANDS = {
       search: { summary: "find memories by meaning, keyword or both", args: "TEXT", options: { limit: { ...S, help: "at most this many" }, user: { ...S, help: "only this user's" }, mode: { ...S, help: "semantic (default), keyword or hybrid" } }, run: memorySearch },
       get: { summary: "print one memory", args: "ID", run: memoryGet },
       versions: { summary: "list a memory's versions (* marks the current one)", args: "ID", run: memoryVersions },
-      restore: { summary: "restore an old version as a new one", args: "ID", options: { version: { ...S, help: "the version to restore" } }, run: memoryRestore },
+      restore: { summary: "restore an old version as a new one", args: "ID VERSION", run: memoryRestore },
       redact: { summary: "remove a memory and the text of all its versions from storage", args: "ID", run: memoryRedact },
       forget: { summary: "delete memories by id or by user (by id: exit 4 if none existed)", options: { id: { ...S, multiple: true, help: "a memory id (repeatable)" }, user: { ...S, help: "every memory of this user" }, "dry-run": { type: "boolean", help: "show what would be deleted, delete nothing" } }, run: memoryForget },
     },

@@ -484,16 +484,16 @@ for (const [name, target] of Object.entries(TARGETS)) {
       const whole = file(`export-${name}.ndjson`, out);
       assert.match(await okRun(cli, ["import", "--file", whole]), /^already imported: nothing changed$/m);
       const cut = file(`cut-${name}.ndjson`, out.trimEnd().split("\n").slice(0, -1).join("\n") + "\n");
-      expectExit(await cli(["import", "--file", cut]), 4, "a cut export");
+      expectExit(await cli(["import", "--file", cut]), 1, "a cut export is refused");
       expectExit(await cli(["import"]), 2, "import without --file");
     });
 
-    test("memory versions, restore --version and redact (issue 20)", async () => {
+    test("memory versions, restore ID VERSION and redact (issue 20)", async () => {
       await target.seed({ memories: [{ id: "v-1", text: "Ida's locker code is on the blue card", user_id: "ida" }] });
       await okRun(cli, ["memory", "forget", "--id", "v-1"]);
       const listed = await jsonRun(cli, ["memory", "versions", "v-1"]);
       assert.deepEqual([listed.current, listed.versions.map((v) => v.op)], [null, ["create", "delete"]]);
-      assert.match(await okRun(cli, ["memory", "restore", "v-1", "--version", "1"]), /^v-1: version 1 restored as version 3$/m);
+      assert.match(await okRun(cli, ["memory", "restore", "v-1", "1"]), /^v-1: version 1 restored as version 3$/m);
       assert.match(await okRun(cli, ["memory", "versions", "v-1"]), /^3\* \S+ {2}restore /m);
       assert.match(await okRun(cli, ["memory", "get", "v-1"]), /^text: Ida's locker code is on the blue card$/m);
       const receipt = await jsonRun(cli, ["memory", "redact", "v-1"]);
@@ -501,7 +501,8 @@ for (const [name, target] of Object.entries(TARGETS)) {
       expectExit(await cli(["memory", "get", "v-1"]), 4, "a redacted memory");
       const after = await jsonRun(cli, ["memory", "versions", "v-1"]);
       assert.ok(after.versions.every((v) => v.text === null));
-      expectExit(await cli(["memory", "restore", "v-1"]), 2, "restore without --version");
+      expectExit(await cli(["memory", "restore", "v-1"]), 2, "restore without a version");
+      expectExit(await cli(["memory", "restore", "v-1", "first"]), 2, "a version that is not a number");
       expectExit(await cli(["memory", "versions", "v-none"]), 4, "a memory that never existed");
     });
 
