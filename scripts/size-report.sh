@@ -36,10 +36,17 @@
 # wasm32 LTO build; time expressions; coverage-weighted fusion; neighbouring
 # turns) took them to 1,235 KB / 1,509 KB: a decision, recorded here and in
 # the issue's note.
+# Issue 20's first parts (fact chains with as-of search, versions with
+# restore and redaction, explanations, NDJSON export and import) took them
+# to 1,326 KB / 1,598 KB: a decision, recorded here and in the issue's
+# note. An import reads the state types through their snapshot reader (JSON
+# written as MessagePack), which kept about 65 KB of per-type JSON decoding
+# out of the Worker; the export's JSON writers and the new ops and routes
+# are the rest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-NPM_WASM_GZIP_BYTES_MAX=1250000
-WORKER_GZIP_BYTES_MAX=1525000
+NPM_WASM_GZIP_BYTES_MAX=1365000
+WORKER_GZIP_BYTES_MAX=1645000
 
 gz() { gzip -9c "$@" | wc -c; }
 npm_raw=$(wc -c < pkg/edgemem_bg.wasm)
