@@ -108,6 +108,14 @@ impl Engine {
     }
 }
 
+/// A record's vector in an import: as the export carried it (stored by its
+/// index, kept bit for bit), embedded again here, or still missing.
+enum Vector {
+    Missing,
+    Exported(Vec<f32>),
+    Embedded(Vec<f32>),
+}
+
 /// An export read back and checked, not yet an engine: records exported
 /// without vectors wait for [`Import::set_vectors`].
 pub struct Import {
@@ -117,7 +125,7 @@ pub struct Import {
     next_key: u64,
     sessions: Vec<Session>,
     records: Vec<(u64, MemoryRecord)>,
-    vectors: Vec<Option<Vec<f32>>>,
+    vectors: Vec<Vector>,
     histories: Vec<(String, Vec<Version>)>,
     parts: serde_json::Map<String, Value>,
 }
@@ -178,8 +186,8 @@ impl Import {
                     let key: u64 = field(n, &mut o, "key")?;
                     let record: MemoryRecord = field(n, &mut o, "record")?;
                     let vector = match o.remove("vector") {
-                        None | Some(Value::Null) => None,
-                        Some(Value::String(b64)) => Some(f32s(n, &b64)?),
+                        None | Some(Value::Null) => Vector::Missing,
+                        Some(Value::String(b64)) => Vector::Exported(f32s(n, &b64)?),
                         Some(_) => return Err(bad(n, "vector: must be base64url of little-endian f32s")),
                     };
                     im.records.push((key, record));
@@ -264,7 +272,7 @@ impl Import {
 
     /// The records exported without a vector, as (index, text), in order.
     pub fn texts_to_embed(&self) -> Vec<(usize, &str)> {
-        self.vectors.iter().enumerate().filter(|(_, v)| v.is_none()).map(|(i, _)| (i, self.records[i].1.text.as_str())).collect()
+        self.vectors.iter().enumerate().filter(|(_, v)| matches!(v, Vector::Missing)).map(|(i, _)| (i, self.records[i].1.text.as_str())).collect()
     }
 
     /// Gives the records listed by [`Import::texts_to_embed`] their vectors,
@@ -272,7 +280,7 @@ impl Import {
     pub fn set_vectors(&mut self, embedder: String, vectors: Vec<(usize, Vec<f32>)>) {
         for (i, v) in vectors {
             if let Some(slot) = self.vectors.get_mut(i) {
-                *slot = Some(v);
+                *slot = Vector::Embedded(v);
             }
         }
         self.embedder = Some(embedder);
@@ -318,19 +326,30 @@ fn f32s(n: usize, b64: &str) -> Result<Vec<f32>> {
 }
 
 /// The vector index of the imported records, encoded as a snapshot holds it.
-fn build_index(records: &[(u64, MemoryRecord)], vectors: &[Option<Vec<f32>>]) -> Result<crate::core::codec::Bytes> {
-    let Some(dim) = vectors.first().map(|v| v.as_ref().map_or(0, Vec::len)) else { return Ok(crate::core::codec::Bytes(Vec::new())) };
+fn build_index(records: &[(u64, MemoryRecord)], vectors: &[Vector]) -> Result<crate::core::codec::Bytes> {
+    let row = |v: &Vector| match v {
+        Vector::Exported(v) | Vector::Embedded(v) => Some(v.len()),
+        Vector::Missing => None,
+    };
+    let Some(first) = vectors.first() else { return Ok(crate::core::codec::Bytes(Vec::new())) };
+    let dim = row(first).unwrap_or(0);
     let mut index = crate::core::vector::VectorIndex::new(crate::core::vector::Config::new(dim, crate::core::vector::Metric::Cosine)).map_err(|e| Error::invalid("vector", e.to_string()))?;
     for ((key, r), v) in records.iter().zip(vectors) {
-        let v = v.as_ref().ok_or_else(|| Error::invalid("import", format!("memory {:?} has no vector", r.id)))?;
-        crate::core::longterm::check_components(v).map_err(|e| match e {
+        let (Vector::Exported(values) | Vector::Embedded(values)) = v else {
+            return Err(Error::invalid("import", format!("memory {:?} has no vector", r.id)));
+        };
+        crate::core::longterm::check_components(values).map_err(|e| match e {
             Error::InvalidVector { code, detail } => Error::InvalidVector { code, detail: format!("memory {:?}: {detail}", r.id) },
             other => other,
         })?;
-        if v.len() != dim {
-            return Err(Error::vector(crate::core::error::VectorCode::DimensionMismatch, format!("memory {:?} has {} dimensions, the first {dim}", r.id, v.len())));
+        if values.len() != dim {
+            return Err(Error::vector(crate::core::error::VectorCode::DimensionMismatch, format!("memory {:?} has {} dimensions, the first {dim}", r.id, values.len())));
         }
-        index.add(*key, v)?;
+        match v {
+            // Bit for bit as exported: an import gives back the vectors it carried.
+            Vector::Exported(_) => index.add_stored(*key, values)?,
+            _ => index.add(*key, values)?,
+        };
     }
     Ok(crate::core::codec::Bytes(index.encode()))
 }

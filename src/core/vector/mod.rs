@@ -366,6 +366,29 @@ impl VectorIndex {
         Ok(replaced)
     }
 
+    /// [`VectorIndex::add`] for a vector this index stored before (as
+    /// [`VectorIndex::get`] answers it), kept bit for bit: normalizing a
+    /// unit vector again moves its last bits, so an export imported
+    /// elsewhere would not hold the vectors it carried. A vector that is
+    /// not unit length (within f32 precision) is normalized as `add` does.
+    pub fn add_stored(&mut self, key: u64, vector: &[f32]) -> Result<bool> {
+        let unit = self.config.metric == Metric::Cosine && (norm(vector) - 1.0).abs() <= 4.0 * f64::from(f32::EPSILON);
+        if !unit {
+            return self.add(key, vector);
+        }
+        self.check(vector)?;
+        let mut q = Query::default();
+        q.f32.extend_from_slice(vector);
+        if self.config.quantization == Quantization::Int8 {
+            q.codes.resize(self.config.dim, 0);
+            q.scale = quantize(&q.f32, &mut q.codes);
+        }
+        self.check_room(usize::from(!self.contains(key)), 1)?;
+        let replaced = self.remove(key);
+        self.push_flat(key, &q);
+        Ok(replaced)
+    }
+
     /// Inserts or replaces many points: `vectors` is `keys.len()` rows,
     /// row-major. Every row is checked before any is inserted, so a refused
     /// batch changes nothing. A key repeated in the batch keeps its last row.

@@ -398,3 +398,31 @@ fn permuting_rows_in_place_gathers_by_order() {
         }
     }
 }
+
+#[test]
+fn a_stored_vector_added_back_is_kept_bit_for_bit() {
+    let dim = DIM;
+    let (data, _) = clustered(50, 0, dim, 7);
+    let source = index_with(Config::new(dim, Metric::Cosine), &data);
+    let mut moved = 0;
+    for key in 0..50u64 {
+        // A stored vector as another build may hold it: unit length within
+        // f32 precision, not exactly (wasm's stored vectors measured 6.6e-8
+        // off in squared norm).
+        let v: Vec<f32> = source.get(key).unwrap().iter().map(|x| x * (1.0 + 2.0 * f32::EPSILON)).collect();
+        let mut kept = VectorIndex::new(Config::new(dim, Metric::Cosine)).unwrap();
+        kept.add_stored(key, &v).unwrap();
+        assert_eq!(kept.get(key).unwrap(), v, "key {key}");
+        // `add` normalizes it again, which moves some components.
+        let mut again = VectorIndex::new(Config::new(dim, Metric::Cosine)).unwrap();
+        again.add(key, &v).unwrap();
+        moved += usize::from(again.get(key).unwrap() != v);
+    }
+    assert!(moved > 0, "the test needs vectors that re-normalizing moves");
+    // A vector that is not unit length is normalized as `add` does.
+    let raw: Vec<f32> = data[..dim].iter().map(|x| x * 3.0).collect();
+    let (mut target, mut plain) = (VectorIndex::new(Config::new(dim, Metric::Cosine)).unwrap(), VectorIndex::new(Config::new(dim, Metric::Cosine)).unwrap());
+    target.add_stored(99, &raw).unwrap();
+    plain.add(99, &raw).unwrap();
+    assert_eq!(target.get(99), plain.get(99));
+}
