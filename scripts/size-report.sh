@@ -38,7 +38,7 @@
 # the issue's note.
 # Issue 20's first parts (fact chains with as-of search, versions with
 # restore and redaction, explanations, NDJSON export and import) took them
-# to 1,326 KB / 1,598 KB: a decision, recorded here and in the issue's
+# to 1,324 KB / 1,606 KB: a decision, recorded here and in the issue's
 # note. An import reads the state types through their snapshot reader (JSON
 # written as MessagePack), which kept about 65 KB of per-type JSON decoding
 # out of the Worker; the export's JSON writers and the new ops and routes
