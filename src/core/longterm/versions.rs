@@ -112,15 +112,6 @@ impl Histories {
         self.by_id.get(id).map(Vec::as_slice)
     }
 
-    /// Number of records with a history.
-    pub fn len(&self) -> usize {
-        self.by_id.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.by_id.is_empty()
-    }
-
     /// Gives the current version of `id` its body (`live`, the record as it
     /// stands) before an op changes the record.
     fn archive(&mut self, id: &str, live: &MemoryRecord) {
