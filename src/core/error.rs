@@ -229,6 +229,14 @@ pub enum Error {
     /// example Workers KV, which is eventually consistent, as the primary
     /// store of an op log).
     StoreUnsuitable { detail: String },
+    /// The store is encrypted at rest and the key it names was not given
+    /// (`key_id`: the key the header or a stored value names). Nothing was
+    /// read or written. HTTP 401.
+    KeyRequired { key_id: Option<String> },
+    /// A key failed its check against the store's encryption header, or a
+    /// stored value failed authentication: a wrong key, or bytes altered in
+    /// storage. Nothing was written. HTTP 403.
+    DecryptionFailed { key_id: String, detail: String },
     /// A token encoding's ranks are not loaded on this host (load them with
     /// `Tokenizer.load`, or serve the rank assets). Where a count may be
     /// estimated instead, edgemem estimates rather than answer this. HTTP 503.
@@ -272,6 +280,8 @@ impl Error {
             Error::LogCorrupt { .. } => "log_corrupt",
             Error::Storage { .. } => "storage_error",
             Error::StoreUnsuitable { .. } => "store_unsuitable",
+            Error::KeyRequired { .. } => "key_required",
+            Error::DecryptionFailed { .. } => "decryption_failed",
             Error::EncodingNotLoaded { .. } => "encoding_not_loaded",
             Error::Internal { .. } => "internal",
         }
@@ -344,6 +354,8 @@ impl Error {
             "log_corrupt",
             "storage_error",
             "store_unsuitable",
+            "key_required",
+            "decryption_failed",
             "encoding_not_loaded",
             "internal",
         ];
@@ -399,6 +411,9 @@ impl fmt::Display for Error {
             Error::LogCorrupt { seq, reason } => write!(f, "op log record {seq} is corrupt: {reason}"),
             Error::Storage { detail } => write!(f, "storage failed: {detail}"),
             Error::StoreUnsuitable { detail } => write!(f, "store unsuitable: {detail}"),
+            Error::KeyRequired { key_id: Some(id) } => write!(f, "this store is encrypted under key {id:?}; open it with that key"),
+            Error::KeyRequired { key_id: None } => write!(f, "this store is encrypted; open it with its key"),
+            Error::DecryptionFailed { key_id, detail } => write!(f, "decryption failed under key {key_id:?}: {detail}; nothing was written"),
             Error::EncodingNotLoaded { encoding } => write!(f, "the {encoding} ranks are not loaded here (Tokenizer.load)"),
             Error::Internal { detail } => write!(f, "internal error (a bug in edgemem): {detail}"),
         }
@@ -443,6 +458,8 @@ mod tests {
             Error::storage("x"),
             Error::StoreUnsuitable { detail: String::new() },
             Error::EncodingNotLoaded { encoding: "o200k_base".into() },
+            Error::KeyRequired { key_id: None },
+            Error::DecryptionFailed { key_id: "k".into(), detail: String::new() },
             Error::Internal { detail: String::new() },
         ];
         let registry = Error::codes();

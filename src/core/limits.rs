@@ -93,6 +93,32 @@ limits! {
     /// Keys one repair deletes. A larger backlog is finished by the next
     /// snapshots, so no single op waits on an unbounded cleanup.
     pub const STORE_REPAIR_KEYS_MAX: usize = 16_384;
+    /// Longest encryption key id: it is stored in every sealed value's
+    /// envelope, in plaintext (`[A-Za-z0-9._-]`, at least one byte).
+    pub const CRYPT_KEY_ID_BYTES_MAX: usize = 32;
+    /// What sealing adds to a value: magic (4), id length (1), id, nonce
+    /// (12) and AES-GCM tag (16). Snapshot chunks shrink by it so a sealed
+    /// chunk still fits one Durable Object value.
+    pub const CRYPT_ENVELOPE_BYTES_MAX: usize = 4 + 1 + CRYPT_KEY_ID_BYTES_MAX + 12 + 16;
+    /// Largest encryption header (`crypt`) read at open: two key entries
+    /// and a KDF description are a few hundred bytes.
+    pub const CRYPT_HEADER_BYTES_MAX: usize = 4096;
+    /// PBKDF2-HMAC-SHA256 iterations for a passphrase on a new store
+    /// (OWASP's 2023 recommendation). The count is stored with the salt, so
+    /// raising it later leaves older stores readable.
+    pub const CRYPT_PBKDF2_ITERATIONS: u32 = 600_000;
+    /// Fewest PBKDF2 iterations a stored header may name: fewer is too
+    /// weak to accept (and the most production Workers allow per call).
+    pub const CRYPT_PBKDF2_ITERATIONS_MIN: u32 = 100_000;
+    /// Most PBKDF2 iterations a stored header may name, so a crafted header
+    /// cannot stall an open.
+    pub const CRYPT_PBKDF2_ITERATIONS_MAX: u32 = 10_000_000;
+    /// Random salt bytes of a passphrase's key derivation.
+    pub const CRYPT_SALT_BYTES: usize = 16;
+    /// Shortest passphrase accepted (UTF-8 bytes).
+    pub const CRYPT_PASSPHRASE_BYTES_MIN: usize = 8;
+    /// Longest passphrase accepted (UTF-8 bytes).
+    pub const CRYPT_PASSPHRASE_BYTES_MAX: usize = 1024;
     /// Pages one Workers KV listing may walk (1,000 keys a page), so a
     /// listing of a runaway prefix ends.
     pub const KV_LIST_PAGES_MAX: usize = 1_000;

@@ -6,6 +6,11 @@ pub(super) fn head_key(prefix: &str) -> String {
     format!("{prefix}head")
 }
 
+/// The encryption header of a sealed store (see `sealed`): plaintext.
+pub(super) fn crypt_key(prefix: &str) -> String {
+    format!("{prefix}crypt")
+}
+
 /// One op-log record. Fixed-width hex, so key order is sequence order.
 pub(super) fn log_key(prefix: &str, seq: u64) -> String {
     format!("{prefix}log/{seq:016x}")

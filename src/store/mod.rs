@@ -29,10 +29,16 @@ mod flights;
 mod keys;
 mod memory;
 mod recover;
+mod rotate;
+mod sealed;
 mod sweep;
 
 pub use flights::{Flights, Leader, Turn};
 pub use memory::MemoryBackend;
+pub use rotate::Rotation;
+pub use sealed::{validate_key_id, Cipher, Header as CryptHeader, Kdf, Key, Sealed};
+#[cfg(test)]
+pub(crate) use sealed::test_cipher::TestCipher;
 
 /// The key of the head record under `prefix` (whether a store or a
 /// published replica exists there).
@@ -116,6 +122,11 @@ pub trait Backend {
     /// [`Backend::replace_all`], which an erasure uses. Default `false`.
     fn deletes_leave_bytes(&self) -> bool {
         false
+    }
+    /// Bytes this backend adds to each value it stores (a sealed envelope),
+    /// so snapshot chunks shrink by it and still fit one value. Default 0.
+    fn value_overhead_bytes(&self) -> usize {
+        0
     }
     /// Replaces everything the backend holds with `entries`, leaving no
     /// byte of what was there before (the right to be forgotten). Only
@@ -675,7 +686,8 @@ fn next_gen(prev: Option<Head>) -> Result<u64> {
 /// Writes the chunks of `bytes`, then the head (the commit point).
 async fn write_snapshot<B: Backend>(backend: &B, config: &StoreConfig, mut head: Head, bytes: &[u8]) -> std::result::Result<Head, SnapshotWriteError> {
     let prefix = &config.key_prefix;
-    for (i, chunk) in codec::chunks(bytes, config.chunk_bytes).enumerate() {
+    let chunk_bytes = config.chunk_bytes.min(limits::SNAPSHOT_CHUNK_BYTES_MAX - backend.value_overhead_bytes()).max(limits::SNAPSHOT_CHUNK_BYTES_MIN);
+    for (i, chunk) in codec::chunks(bytes, chunk_bytes).enumerate() {
         backend.put(&keys::chunk_key(prefix, head.gen, i as u32), chunk.to_vec()).await.map_err(SnapshotWriteError::Chunks)?;
         head.chunk_count += 1;
     }

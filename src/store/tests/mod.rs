@@ -3,6 +3,7 @@
 mod feed;
 mod fuzz;
 mod reads;
+mod sealed;
 mod sim;
 
 use super::*;
