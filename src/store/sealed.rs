@@ -573,7 +573,7 @@ pub(crate) mod test_cipher {
             let mut out = [0u8; 12].to_vec();
             out[..8].copy_from_slice(&n.to_le_bytes());
             let mut ct = plain.to_vec();
-            self.xor(&out[..12].to_vec(), &mut ct);
+            self.xor(&out[..12], &mut ct);
             let tag = self.mac(&[b"tag", &out[..12], aad, &ct]);
             out.extend_from_slice(&ct);
             out.extend_from_slice(&tag[..16]);
