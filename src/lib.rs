@@ -2,7 +2,8 @@
 //!
 //! See `ARCHITECTURE.md` for the map. The dependency rule is
 //! `core` ← `api` ← `store` users; `core` ← `js`; `core` ← `store` ← `worker`.
-//! Only `js` and `worker` know about wasm-bindgen, and only behind features.
+//! Only `js`, `worker` and `webcrypto` (the cipher both seal storage with)
+//! know about wasm-bindgen, and only behind features.
 
 pub mod api;
 pub mod core;
@@ -13,3 +14,6 @@ pub mod js;
 
 #[cfg(feature = "worker")]
 mod worker;
+
+#[cfg(any(feature = "wasm", feature = "worker"))]
+pub mod webcrypto;

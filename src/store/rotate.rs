@@ -60,6 +60,30 @@ impl<B: Backend, C: Cipher> Store<Sealed<B, C>> {
         inner.rotate().await
     }
 
+    /// [`Store::publish`] to a sealed `target` (a KV replica): the replica
+    /// is sealed under the target's first key from this generation on (its
+    /// older, plaintext or other-key generation is retired by the publish).
+    pub async fn publish_sealed<T: Backend, D: Cipher>(&self, target: &Sealed<T, D>, config: &StoreConfig) -> Result<super::StoreStats> {
+        if target.rotation_due() {
+            let gen = match target.inner().get(&super::keys::head_key(&config.key_prefix)).await? {
+                Some(bytes) => crate::core::codec::Head::decode(&bytes).ok().map(|h| h.gen),
+                None => None,
+            };
+            target.begin_rotation(0, gen).await?;
+        }
+        let stats = self.publish(target, config).await?;
+        target.end_rotation().await?;
+        Ok(stats)
+    }
+
+    /// A key like the current one (`None`: a plaintext store).
+    pub async fn current_key(&self) -> Option<Key<C>>
+    where
+        C: Clone,
+    {
+        self.inner.lock().await.backend.current_key()
+    }
+
     /// The current key's id (`None`: a plaintext store).
     pub async fn key_id(&self) -> Option<String> {
         self.inner.lock().await.backend.key_id()

@@ -317,6 +317,20 @@ impl<B: Backend, C: Cipher> Sealed<B, C> {
         Ok(Sealed { inner, prefix: prefix.to_owned(), ring: RefCell::new(ring), state: RefCell::new(state) })
     }
 
+    /// The adapter over a publish target (a KV replica), which each publish
+    /// overwrites whole: whatever key or plaintext it held before, the next
+    /// publish seals under `key` ([`super::Store::publish_sealed`]). A key
+    /// the target's header already names must pass its check.
+    pub async fn for_publish(inner: B, prefix: &str, key: Key<C>) -> Result<Sealed<B, C>> {
+        validate_key_id(&key.id)?;
+        let header = Header::read(&inner, prefix).await?;
+        if let Some(info) = header.as_ref().and_then(|h| h.find(&key.id)) {
+            verify(prefix, &key, info).await?;
+        }
+        let state = State { stored: header.is_some(), header, want: Some(key.id.clone()) };
+        Ok(Sealed { inner, prefix: prefix.to_owned(), ring: RefCell::new(vec![Rc::new(key)]), state: RefCell::new(state) })
+    }
+
     /// The wrapped backend.
     pub fn inner(&self) -> &B {
         &self.inner
@@ -336,6 +350,17 @@ impl<B: Backend, C: Cipher> Sealed<B, C> {
             (Some(_), None) => true,
             (Some(want), Some(h)) => *want != h.current.id || h.previous.is_some() || h.legacy_below.is_some(),
         }
+    }
+
+    /// A key like the current one, for sealing another target (a published
+    /// replica) under it.
+    pub fn current_key(&self) -> Option<Key<C>>
+    where
+        C: Clone,
+    {
+        let id = self.key_id()?;
+        let k = self.key(&id).ok()?;
+        Some(Key { id: k.id.clone(), cipher: k.cipher.clone(), kdf: k.kdf.clone() })
     }
 
     /// Whether the header still names a previous key or plaintext ranges.
@@ -532,6 +557,7 @@ impl<B: Backend, C: Cipher> Backend for Sealed<B, C> {
 #[cfg(test)]
 pub(crate) mod test_cipher {
     use std::cell::Cell;
+    use std::rc::Rc;
 
     use hmac::{Hmac, Mac};
     use sha2::Sha256;
@@ -539,14 +565,16 @@ pub(crate) mod test_cipher {
     use super::Cipher;
     use crate::core::error::Result;
 
+    #[derive(Clone)]
     pub struct TestCipher {
         key: [u8; 32],
-        nonces: Cell<u64>,
+        /// Shared by clones, so no two seals under one key share a nonce.
+        nonces: Rc<Cell<u64>>,
     }
 
     impl TestCipher {
         pub fn new(seed: u8) -> TestCipher {
-            TestCipher { key: [seed; 32], nonces: Cell::new(u64::from(seed) << 40) }
+            TestCipher { key: [seed; 32], nonces: Rc::new(Cell::new(u64::from(seed) << 40)) }
         }
 
         fn mac(&self, parts: &[&[u8]]) -> [u8; 32] {

@@ -214,3 +214,38 @@ fn rotation_survives_a_crash_after_every_write() {
     }
     assert!(by_outcome[0] > 0 && by_outcome[1] > 0, "both windows were hit: {by_outcome:?}");
 }
+
+#[test]
+fn a_published_replica_is_sealed_and_follows_rotation() {
+    let backend = MemoryBackend::new();
+    let store = open(&backend, vec![key("k1", 1)], 64).unwrap();
+    for i in 0..25 {
+        run(store.apply(secret_op(i), now(i))).unwrap();
+    }
+    let target = MemoryBackend::new();
+    let config = StoreConfig { key_prefix: "r/".into(), chunk_bytes: 64, ..StoreConfig::default() };
+    // An older plaintext publication is replaced by a sealed one.
+    run(store.publish(&target, &config)).unwrap();
+    assert!(!holds(&target, SENTINEL.as_bytes()).is_empty());
+    let publish = |store: &Sealedstore| {
+        let sealed = run(Sealed::for_publish(target.clone(), "r/", run(store.current_key()).unwrap())).unwrap();
+        run(store.publish_sealed(&sealed, &config)).unwrap();
+    };
+    publish(&store);
+    assert!(holds(&target, SENTINEL.as_bytes()).is_empty(), "plaintext in {:?}", holds(&target, SENTINEL.as_bytes()));
+    let replica = |keys: Vec<Key<TestCipher>>| run(async { Store::open_published(&Sealed::open(target.clone(), "r/", keys).await?, "r/").await });
+    let state = run(store.read(|e| e.clone())).unwrap();
+    assert_eq!(run(replica(vec![key("k1", 1)]).unwrap().read(|e| e.clone())).unwrap(), state);
+    assert_eq!(replica(vec![]).err().unwrap().code(), "key_required");
+    run(store.rotate_key(key("k2", 2))).unwrap();
+    publish(&store);
+    assert_eq!(replica(vec![key("k1", 1)]).err().unwrap().code(), "decryption_failed");
+    assert_eq!(run(replica(vec![key("k2", 2)]).unwrap().read(|e| e.clone())).unwrap(), state);
+    let ids: std::collections::BTreeSet<String> = target
+        .dump()
+        .into_iter()
+        .filter(|(k, _)| k.starts_with("r/snap/"))
+        .map(|(_, v)| String::from_utf8(v[5..5 + v[4] as usize].to_vec()).unwrap())
+        .collect();
+    assert_eq!(ids, ["k2".to_owned()].into());
+}
