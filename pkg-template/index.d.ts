@@ -498,6 +498,28 @@ export interface StoreStats {
   snapshot_bytes: number;
 }
 
+/**
+ * A WebCrypto `CryptoKey`, by its shape, so these types need no DOM lib
+ * (every host's `CryptoKey` matches it).
+ */
+export interface CryptoKeyLike {
+  readonly type: string;
+  readonly algorithm: object;
+  readonly extractable: boolean;
+  readonly usages: readonly string[];
+}
+
+/** A key for encryption at rest: an AES-256-GCM `CryptoKey`, or a passphrase. */
+export type EncryptionKey = CryptoKeyLike | { passphrase: string };
+
+/** What `rotateKey` reports. */
+export interface KeyRotation {
+  /** The key every live value is now sealed under. */
+  key_id: string;
+  /** Whether values under the old key may remain as unread garbage (the sweep's bound); later snapshots delete them. */
+  leftovers: boolean;
+}
+
 export interface OpenOptions {
   /** Default: a volatile in-memory store. */
   store?: Store;
@@ -535,6 +557,25 @@ export interface OpenOptions {
    * Held in memory only. Without it: typed placeholders (`[EMAIL]`).
    */
   privacyKey?: string;
+  /**
+   * Encryption at rest: every op-log record and snapshot chunk is sealed
+   * with AES-256-GCM through WebCrypto before it reaches the store. A
+   * `CryptoKey` must be AES-GCM, 256 bits, with `encrypt` and `decrypt`
+   * (non-extractable is best); a passphrase (`LIMITS.CRYPT_PASSPHRASE_BYTES_MIN`
+   * to `_MAX` bytes) goes through PBKDF2-HMAC-SHA256 with
+   * `LIMITS.CRYPT_PBKDF2_ITERATIONS` iterations and a random salt stored in
+   * the store's header. The key is never stored; the header records only
+   * `keyId`. Opening an encrypted store without it rejects with
+   * `key_required`, with a wrong one `decryption_failed` (nothing written).
+   * Given to a store that holds plaintext data, it encrypts that data.
+   */
+  encryptionKey?: EncryptionKey;
+  /** The key's id (`[A-Za-z0-9._-]`, at most `LIMITS.CRYPT_KEY_ID_BYTES_MAX`); default `"default"`. */
+  keyId?: string;
+  /** The old key, to finish a rotation a crash interrupted (open with the new key and this). */
+  previousKey?: EncryptionKey;
+  /** The old key's id; default `"default"`. */
+  previousKeyId?: string;
   /**
    * An extra personal-data detector (person names from a model, say): run on
    * each long-term text (create and edit) before it leaves for the store;
@@ -903,7 +944,16 @@ export class Memory {
    * writes nothing.
    */
   import(lines: string | Iterable<string> | AsyncIterable<string>): Promise<{ status: "ok"; imported: boolean; sessions: number; memories: number; last_seq: number }>;
-  static openPublished(source: Store, options?: { keyPrefix?: string; namespace?: string; clock?: () => number }): Promise<Memory>;
+  static openPublished(source: Store, options?: { keyPrefix?: string; namespace?: string; clock?: () => number; encryptionKey?: EncryptionKey; keyId?: string }): Promise<Memory>;
+  /**
+   * Re-encrypts every stored value under a new key (its id new to the
+   * store), or encrypts a plaintext store, in crash-safe steps. After a
+   * crash, `Memory.open({ encryptionKey: newKey, keyId, previousKey,
+   * previousKeyId })` finishes it.
+   */
+  rotateKey(encryptionKey: EncryptionKey, keyId?: string): Promise<KeyRotation>;
+  /** The id of the key the store is sealed under; undefined for a plaintext store. */
+  keyId(): Promise<string | undefined>;
   /** Calls `handler` once per committed write that `options` admits, after it is durable. Returns a function that unsubscribes. */
   subscribe(options: FeedOptions, handler: (event: FeedEvent) => void): () => void;
   /** `subscribe` as an async iterator; leaving the `for await` loop unsubscribes. */

@@ -18,6 +18,7 @@ export { wasmMemoryBytes } from "./edgemem_wasm.js";
 import { loadAsset } from "./assets.js";
 import { EdgememError, call, checkCount, checkId, fromJson, invalid, rethrow, toJson } from "./util.js";
 import { LIMITS } from "./limits.js";
+import { cryptEntries, cryptEntry, DEFAULT_KEY_ID } from "./crypt.js";
 import { AgentConfig, ToolCache, historyQuery, wrapSummarizer } from "./history.js";
 import { Episodes, LongTermMemory } from "./longterm.js";
 import { Ledger } from "./ledger.js";
@@ -148,9 +149,14 @@ export class Memory {
    * @param {string} [options.embedderName] the embedder hook's identity (e.g. "openai:text-embedding-3-small"), stored with the namespace's vectors; default "js-hook".
    * @param {"static" | "hash"} [options.offlineEmbedder] without a hook: "static" (default), the distilled MiniLM embedder, loaded on first need (the hashed one if its asset is missing); "hash", the hashed n-gram embedder.
    * @param {(request: {strategy: string, prompt?: string, turns: object[]}) => Promise<object[]>} [options.extractor] background extraction's model (an LLM call): the memories worth keeping from a session's new turns, `[{text, kind?, topics?, entities?, event_date?, extracted_from?, subject?}]`. Default: the offline rules.
+   * @param {CryptoKey | {passphrase: string}} [options.encryptionKey] encrypts every stored op-log record and snapshot chunk with AES-256-GCM (WebCrypto). A CryptoKey must be AES-GCM, 256 bits, with encrypt and decrypt; a passphrase goes through PBKDF2-HMAC-SHA256 (600,000 iterations, a random 16-byte salt stored with the store). Never stored; a store that holds plaintext data is encrypted at open.
+   * @param {string} [options.keyId] the key's id, recorded in the store (default "default").
+   * @param {CryptoKey | {passphrase: string}} [options.previousKey] the old key, to finish a rotation a crash interrupted; with `previousKeyId`.
+   * @param {string} [options.previousKeyId]
    */
   static async open(options = {}) {
     const { store, namespace, snapshotEveryOps, chunkBytes, keyPrefix, clock, embedder, embedderName, offlineEmbedder, detector, extractor, serviceFetcher, serviceTimeoutMs, broadcast, privacyKey } = options;
+    const crypt = cryptEntries(options);
     if (offlineEmbedder !== undefined && offlineEmbedder !== "static" && offlineEmbedder !== "hash") throw invalid("offlineEmbedder", 'must be "static" or "hash"');
     if (extractor !== undefined && typeof extractor !== "function") throw invalid("extractor", "must be an async function ({strategy, prompt, turns}) => memories");
     if (privacyKey !== undefined && typeof privacyKey !== "string") throw invalid("privacyKey", "must be a string secret");
@@ -158,7 +164,7 @@ export class Memory {
       { namespace, snapshot_every_ops: snapshotEveryOps, chunk_bytes: chunkBytes, key_prefix: keyPrefix, privacy_key: privacyKey },
       "options",
     );
-    const core = await call(() => MemoryCore.open(store, opts, clock));
+    const core = await call(() => MemoryCore.open(store, opts, clock, crypt));
     // Tabs on one IndexedDB database hear of each other's writes, unless `broadcast: false`.
     const channelName = broadcast === false ? undefined : typeof broadcast === "string" ? broadcast : store?.feedChannel?.(keyPrefix ?? "");
     return new Memory(core, { embedder, embedderName, offlineEmbedder, detector, extractor, serviceFetcher, serviceTimeoutMs, channelName, clock });
@@ -231,10 +237,32 @@ export class Memory {
     return JSON.parse(await this.#apiText("POST", "/v1/import", "", text, undefined, this.#embedder));
   }
 
-  /** Opens a volatile replica from a snapshot published with `publishSnapshot`. */
-  static async openPublished(source, { keyPrefix = "", namespace, clock } = {}) {
-    const core = await call(() => MemoryCore.openPublished(source, keyPrefix, namespace, clock));
+  /**
+   * Opens a volatile replica from a snapshot published with
+   * `publishSnapshot`; an encrypted memory's replica needs its key
+   * (`encryptionKey`, `keyId`).
+   */
+  static async openPublished(source, { keyPrefix = "", namespace, clock, encryptionKey, keyId } = {}) {
+    const crypt = cryptEntries({ encryptionKey, keyId });
+    const core = await call(() => MemoryCore.openPublished(source, keyPrefix, namespace, clock, crypt));
     return new Memory(core);
+  }
+
+  /**
+   * Re-encrypts every stored value under a new key (or encrypts a
+   * plaintext store), in crash-safe steps: resolves to `{key_id,
+   * leftovers}` once every live value is sealed under it. `keyId` must be
+   * new to the store. After a crash, open with the new key and
+   * `previousKey` to finish.
+   */
+  async rotateKey(encryptionKey, keyId) {
+    const entry = cryptEntry(encryptionKey, keyId ?? DEFAULT_KEY_ID, "encryptionKey");
+    return JSON.parse(await call(() => this.#core.rotateKey(entry)));
+  }
+
+  /** The id of the key this memory's store is sealed under, or undefined. */
+  async keyId() {
+    return call(() => this.#core.keyId());
   }
 
   /** Returns `{created, session}`: the live session, or a new one made from `init`. */

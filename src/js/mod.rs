@@ -4,6 +4,7 @@
 //! text (one parse on each side, and the exact same validation as HTTP).
 
 mod backend;
+mod crypt;
 mod history;
 mod ledger;
 mod privacy;
@@ -22,8 +23,13 @@ use crate::api;
 use crate::core::error::Error;
 use crate::core::limits;
 use crate::core::time::{Millis, MILLIS_MAX};
-use crate::store::{Store, StoreConfig};
+use crate::store::{Sealed, Store, StoreConfig};
+use crate::webcrypto::WebCipher;
 use backend::AnyBackend;
+
+/// The npm package's store: sealed under the tenant's key when one is given
+/// (a pass-through otherwise).
+pub(crate) type JsStore = Store<Sealed<AnyBackend, WebCipher>>;
 
 /// Turns an [`Error`] into a JS `Error` named `EdgememError` with `.code`.
 pub(crate) fn to_js_error(e: &Error) -> JsValue {
@@ -58,7 +64,7 @@ fn check_body(path: &str, body: &str) -> Result<(), JsValue> {
 }
 
 struct Inner {
-    store: Store<AnyBackend>,
+    store: JsStore,
     namespace: Option<String>,
     clock: Option<Function>,
     /// The service-state cache's upstream: `(agentId, service) => Promise<string>`.
@@ -141,7 +147,7 @@ impl MemoryCore {
     }
 
     /// `open` for Rust callers (the wasm tests): the same steps, no Promise.
-    pub async fn open_async(store: JsValue, options_json: String, clock: JsValue) -> Result<MemoryCore, JsValue> {
+    pub async fn open_async(store: JsValue, options_json: String, clock: JsValue, crypt: JsValue) -> Result<MemoryCore, JsValue> {
         check_body("", &options_json)?;
         let opts: OpenOptions = api::parse_json(options_json.as_bytes()).map_err(|e| to_js_error(&e))?;
         if let Some(ns) = &opts.namespace {
@@ -159,7 +165,8 @@ impl MemoryCore {
             None => None,
             Some(secret) => Some(crate::core::privacy::PseudonymKey::derive(secret.as_bytes(), opts.namespace.as_deref().unwrap_or("default")).map_err(|e| to_js_error(&e))?),
         };
-        let store = Store::open(backend, config).await.map_err(|e| to_js_error(&e))?;
+        let keys = crypt::keys(&crypt, &backend, &config.key_prefix).await?;
+        let store = async { Store::open_sealed(Sealed::open(backend, &config.key_prefix.clone(), keys).await?, config).await }.await.map_err(|e| to_js_error(&e))?;
         store.set_privacy_key(key);
         Ok(MemoryCore { inner: Rc::new(Inner { store, namespace: opts.namespace, clock, fetcher: Default::default(), hash_only: Default::default() }) })
     }
@@ -220,8 +227,29 @@ impl MemoryCore {
     /// `get/put/delete/list`. `options_json` holds `namespace`,
     /// `snapshot_every_ops`, `chunk_bytes` and `key_prefix`. `clock` is an
     /// optional `() => milliseconds` (tests drive TTLs with it).
-    pub fn open(store: JsValue, options_json: String, clock: JsValue) -> Promise {
-        future_to_promise(async move { MemoryCore::open_async(store, options_json, clock).await.map(JsValue::from) })
+    /// `crypt`: `undefined`, or the keys as `[{keyId, key: CryptoKey} |
+    /// {keyId, passphrase}]`, the one to seal under first (more only to
+    /// finish an interrupted rotation).
+    pub fn open(store: JsValue, options_json: String, clock: JsValue, crypt: JsValue) -> Promise {
+        future_to_promise(async move { MemoryCore::open_async(store, options_json, clock, crypt).await.map(JsValue::from) })
+    }
+
+    /// Re-encrypts every live value under a new key (`{keyId, key}` or
+    /// `{keyId, passphrase}`), or encrypts a plaintext store: resolves to
+    /// `{"key_id", "leftovers"}` as JSON text once the rotation is durable.
+    #[wasm_bindgen(js_name = rotateKey)]
+    pub fn rotate_key(&self, entry: JsValue) -> Promise {
+        promise(&self.inner, |inner| async move {
+            let key = crypt::new_key(&entry).await?;
+            let r = inner.store.rotate_key(key).await.map_err(|e| to_js_error(&e))?;
+            json_text(&serde_json::json!({ "key_id": r.key_id, "leftovers": r.leftovers }))
+        })
+    }
+
+    /// The id of the key the store is sealed under, or `undefined`.
+    #[wasm_bindgen(js_name = keyId)]
+    pub fn key_id(&self) -> Promise {
+        promise(&self.inner, |inner| async move { Ok(inner.store.key_id().await.map(JsValue::from).unwrap_or(JsValue::UNDEFINED)) })
     }
 
     /// `PUT` semantics of AMS: creates or replaces a session. Resolves to the
@@ -311,18 +339,26 @@ impl MemoryCore {
         promise(&self.inner, |inner| async move {
             let target = backend::JsBackend::new_any(target)?;
             let config = StoreConfig { key_prefix, ..StoreConfig::default() };
-            let s = inner.store.publish(&target, &config).await.map_err(|e| to_js_error(&e))?;
-            stats_json(s)
+            // An encrypted memory publishes a replica sealed under its key.
+            let s = match inner.store.current_key().await {
+                None => inner.store.publish(&target, &config).await,
+                Some(key) => match Sealed::for_publish(target, &config.key_prefix, key).await {
+                    Ok(sealed) => inner.store.publish_sealed(&sealed, &config).await,
+                    Err(e) => Err(e),
+                },
+            };
+            stats_json(s.map_err(|e| to_js_error(&e))?)
         })
     }
 
     /// Opens a volatile replica from a snapshot published on `source`.
     #[wasm_bindgen(js_name = openPublished)]
-    pub fn open_published(source: JsValue, key_prefix: String, namespace: Option<String>, clock: JsValue) -> Promise {
+    pub fn open_published(source: JsValue, key_prefix: String, namespace: Option<String>, clock: JsValue, crypt: JsValue) -> Promise {
         future_to_promise(async move {
-            let source = backend::JsBackend::new_any(source)?;
-            let replica = Store::open_published(&source, &key_prefix).await.map_err(|e| to_js_error(&e))?;
-            let (engine_store, clock) = (replica.into_backend(AnyBackend::Memory), clock_from(clock)?);
+            let source = AnyBackend::Js(backend::JsBackend::new_any(source)?);
+            let keys = crypt::keys(&crypt, &source, &key_prefix).await?;
+            let replica = async { Store::open_published(&Sealed::open(source, &key_prefix, keys).await?, &key_prefix).await }.await.map_err(|e| to_js_error(&e))?;
+            let (engine_store, clock) = (replica.into_backend(|m| Sealed::passthrough(AnyBackend::Memory(m))), clock_from(clock)?);
             Ok(MemoryCore { inner: Rc::new(Inner { store: engine_store, namespace, clock, fetcher: Default::default(), hash_only: Default::default() }) }.into())
         })
     }

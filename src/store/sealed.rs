@@ -317,6 +317,12 @@ impl<B: Backend, C: Cipher> Sealed<B, C> {
         Ok(Sealed { inner, prefix: prefix.to_owned(), ring: RefCell::new(ring), state: RefCell::new(state) })
     }
 
+    /// A plaintext pass-through (a volatile replica, which never stores
+    /// anything durable).
+    pub fn passthrough(inner: B) -> Sealed<B, C> {
+        Sealed { inner, prefix: String::new(), ring: RefCell::new(Vec::new()), state: RefCell::new(State { header: None, stored: false, want: None }) }
+    }
+
     /// The adapter over a publish target (a KV replica), which each publish
     /// overwrites whole: whatever key or plaintext it held before, the next
     /// publish seals under `key` ([`super::Store::publish_sealed`]). A key

@@ -67,7 +67,7 @@ fn api_routes_answer_on_wasm32() {
 async fn memory_core_persists_on_a_js_store_and_reopens() {
     let store = js_map_store();
     let opts = r#"{"snapshot_every_ops":3,"chunk_bytes":64}"#.to_owned();
-    let core: MemoryCore = MemoryCore::open_async(store.clone(), opts.clone(), JsValue::UNDEFINED).await.unwrap();
+    let core: MemoryCore = MemoryCore::open_async(store.clone(), opts.clone(), JsValue::UNDEFINED, JsValue::UNDEFINED).await.unwrap();
     settle(core.put_session("s".into(), r#"{"context":"kept"}"#.into())).await.unwrap();
     for i in 0..5 {
         let body = format!(r#"{{"messages":[{{"role":"user","content":"m{i}"}}]}}"#);
@@ -79,24 +79,67 @@ async fn memory_core_persists_on_a_js_store_and_reopens() {
     let ids: std::collections::HashSet<&str> = v["messages"].as_array().unwrap().iter().map(|m| m["id"].as_str().unwrap()).collect();
     assert_eq!(ids.len(), 5);
 
-    let again: MemoryCore = MemoryCore::open_async(store, opts, JsValue::UNDEFINED).await.unwrap();
+    let again: MemoryCore = MemoryCore::open_async(store, opts, JsValue::UNDEFINED, JsValue::UNDEFINED).await.unwrap();
     let text = settle(again.get_session("s".into(), None, None)).await.unwrap().as_string().unwrap();
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
     assert_eq!(v["context"], "kept");
     assert_eq!(v["messages"].as_array().unwrap().len(), 5);
 }
 
+fn entry(key_id: &str, passphrase: &str) -> JsValue {
+    let list = js_sys::Array::new();
+    let e = js_sys::Object::new();
+    Reflect::set(&e, &"keyId".into(), &key_id.into()).unwrap();
+    Reflect::set(&e, &"passphrase".into(), &passphrase.into()).unwrap();
+    list.push(&e);
+    list.into()
+}
+
+/// Whether any value of a `js_map_store` holds `needle`.
+fn store_holds(store: &JsValue, needle: &[u8]) -> bool {
+    let map: js_sys::Map = Reflect::get(store, &"m".into()).unwrap().unchecked_into();
+    let mut found = false;
+    map.for_each(&mut |v, _k| {
+        let bytes = js_sys::Uint8Array::new(&v).to_vec();
+        found |= bytes.windows(needle.len()).any(|w| w == needle);
+    });
+    found
+}
+
+/// AES-256-GCM through this host's real WebCrypto (Node's, then
+/// Chromium's): nothing stored holds the plaintext, a wrong passphrase is
+/// `decryption_failed`, no key is `key_required`, and the right one reopens.
+#[wasm_bindgen_test]
+async fn webcrypto_seals_every_stored_value() {
+    let store = js_map_store();
+    let opts = r#"{"snapshot_every_ops":3,"chunk_bytes":64}"#.to_owned();
+    let core = MemoryCore::open_async(store.clone(), opts.clone(), JsValue::UNDEFINED, entry("k1", "correct horse battery")).await.unwrap();
+    for i in 0..5 {
+        let body = format!(r#"{{"context":"okapi-sentinel {i}"}}"#);
+        settle(core.put_session(format!("s{i}"), body)).await.unwrap();
+    }
+    assert!(!store_holds(&store, b"okapi-sentinel"), "plaintext reached the store");
+    assert!(store_holds(&store, b"EMX1"), "values are sealed envelopes");
+    let err = MemoryCore::open_async(store.clone(), opts.clone(), JsValue::UNDEFINED, JsValue::UNDEFINED).await.err().unwrap();
+    assert_eq!(code_of(&err), "key_required");
+    let err = MemoryCore::open_async(store.clone(), opts.clone(), JsValue::UNDEFINED, entry("k1", "wrong horse battery")).await.err().unwrap();
+    assert_eq!(code_of(&err), "decryption_failed");
+    let again = MemoryCore::open_async(store, opts, JsValue::UNDEFINED, entry("k1", "correct horse battery")).await.unwrap();
+    let text = settle(again.get_session("s4".into(), None, None)).await.unwrap().as_string().unwrap();
+    assert!(text.contains("okapi-sentinel 4"), "{text}");
+}
+
 #[wasm_bindgen_test]
 async fn errors_cross_as_js_errors_with_codes() {
-    let core: MemoryCore = MemoryCore::open_async(JsValue::UNDEFINED, "{}".into(), JsValue::UNDEFINED).await.unwrap();
+    let core: MemoryCore = MemoryCore::open_async(JsValue::UNDEFINED, "{}".into(), JsValue::UNDEFINED, JsValue::UNDEFINED).await.unwrap();
     let err = settle(core.put_session("s".into(), r#"{"ttl_seconds":"soon"}"#.into())).await.unwrap_err();
     assert!(err.is_instance_of::<js_sys::Error>());
     assert_eq!(code_of(&err), "invalid_input");
     let err = settle(core.append_messages("nope".into(), r#"{"messages":[{"role":"user","content":"x"}]}"#.into())).await.unwrap_err();
     assert_eq!(code_of(&err), "not_found");
-    let err = MemoryCore::open_async(JsValue::from(42), "{}".into(), JsValue::UNDEFINED).await.err().unwrap();
+    let err = MemoryCore::open_async(JsValue::from(42), "{}".into(), JsValue::UNDEFINED, JsValue::UNDEFINED).await.err().unwrap();
     assert_eq!(code_of(&err), "invalid_input");
-    let err = MemoryCore::open_async(JsValue::UNDEFINED, r#"{"chunk_bytes":1}"#.into(), JsValue::UNDEFINED).await.err().unwrap();
+    let err = MemoryCore::open_async(JsValue::UNDEFINED, r#"{"chunk_bytes":1}"#.into(), JsValue::UNDEFINED, JsValue::UNDEFINED).await.err().unwrap();
     assert_eq!(code_of(&err), "invalid_input");
 }
 
