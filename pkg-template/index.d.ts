@@ -30,6 +30,8 @@ export type ErrorCode =
   | "log_corrupt"
   | "storage_error"
   | "store_unsuitable"
+  | "key_required"
+  | "decryption_failed"
   | "encoding_not_loaded"
   | "internal"
   | "asset_exists_with_different_scale"
@@ -116,6 +118,15 @@ export const LIMITS: {
   readonly RECOVERY_LOG_PAGE_RECORDS: 16;
   readonly STORE_REPAIR_PAGE_KEYS: 16;
   readonly STORE_REPAIR_KEYS_MAX: 16384;
+  readonly CRYPT_KEY_ID_BYTES_MAX: 32;
+  readonly CRYPT_ENVELOPE_BYTES_MAX: 65;
+  readonly CRYPT_HEADER_BYTES_MAX: 4096;
+  readonly CRYPT_PBKDF2_ITERATIONS: 600000;
+  readonly CRYPT_PBKDF2_ITERATIONS_MIN: 100000;
+  readonly CRYPT_PBKDF2_ITERATIONS_MAX: 10000000;
+  readonly CRYPT_SALT_BYTES: 16;
+  readonly CRYPT_PASSPHRASE_BYTES_MIN: 8;
+  readonly CRYPT_PASSPHRASE_BYTES_MAX: 1024;
   readonly KV_LIST_PAGES_MAX: 1000;
   readonly DELETE_BATCH_KEYS_MAX: 128;
   readonly AMOUNT_DIGITS_MAX: 28;

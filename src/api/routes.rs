@@ -119,6 +119,10 @@ pub const ROUTES: &[Route] = &[
     w("admin/keys/{}", &[("GET", Admin), ("DELETE", Admin)]),
     w("admin/keys/{}/rotate", &[("POST", Admin)]),
     w("admin/keys/{}/revoke", &[("POST", Admin)]),
+    w("admin/keys/{}/encryption", &[("PUT", Admin), ("DELETE", Admin)]),
+    // Encryption at rest with the tenant's key (its headers carry the keys).
+    w("encryption", &[("GET", Read)]),
+    w("encryption/rotate", &[("POST", Admin)]),
 ];
 
 /// What the table says about a request.

@@ -163,6 +163,47 @@ pub struct KeyRecord {
     /// The key that created this one (`None`: the admin token).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_by: Option<String>,
+    /// The tenant's encryption key this API key is bound to, as its key id
+    /// ([`encryption_key_id`]): requests must carry that key. Never the key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encryption: Option<String>,
+}
+
+/// The header a request carries the tenant's encryption key in.
+pub const ENCRYPTION_KEY_HEADER: &str = "x-edgemem-encryption-key";
+/// The header a rotation carries the new encryption key in.
+pub const NEW_ENCRYPTION_KEY_HEADER: &str = "x-edgemem-new-encryption-key";
+/// The header that finishes an interrupted rotation: the old key.
+pub const PREVIOUS_ENCRYPTION_KEY_HEADER: &str = "x-edgemem-previous-encryption-key";
+
+/// Reads an encryption key header: base64url (no padding) of 32 bytes.
+pub fn parse_encryption_key(header: &str) -> Result<[u8; 32]> {
+    crate::core::privacy::pseudonym::base64url_decode(header.trim())
+        .and_then(|b| <[u8; 32]>::try_from(b.as_slice()).ok())
+        .ok_or_else(|| Error::invalid("x-edgemem-encryption-key", "must be base64url (no padding) of 32 random bytes"))
+}
+
+/// HMAC-SHA256 keyed by an encryption key over a fixed label: what a
+/// Durable Object compares a request's key with (in constant time), so it
+/// holds no second copy of the key to compare against.
+pub fn encryption_fingerprint(raw: &[u8; 32]) -> [u8; 32] {
+    use hmac::{Hmac, Mac};
+    let mut m = <Hmac<sha2::Sha256> as Mac>::new_from_slice(raw).expect("HMAC takes any key length");
+    m.update(b"edgemem encryption key v1");
+    m.finalize().into_bytes().into()
+}
+
+/// The id an encryption key is known by: `k` and 16 hex digits of
+/// HMAC-SHA256 keyed by the key over a fixed label. It names the key in
+/// the store's header and in API-key bindings; it is not the key, and from
+/// a random 256-bit key it reveals nothing usable.
+pub fn encryption_key_id(raw: &[u8; 32]) -> String {
+    let d = encryption_fingerprint(raw);
+    let mut id = String::from("k");
+    for b in &d[..8] {
+        id.push_str(&format!("{b:02x}"));
+    }
+    id
 }
 
 /// Why a presented key was refused. Never leaves the Worker as anything but
@@ -205,6 +246,9 @@ impl KeyRecord {
         });
         if let Some(r) = self.rate {
             v["rate"] = serde_json::json!({ "per_second": r.per_second, "burst": r.burst });
+        }
+        if let Some(id) = &self.encryption {
+            v["encryption_key_id"] = serde_json::json!(id);
         }
         v
     }
@@ -404,7 +448,7 @@ mod tests {
         let (id, secret) = parse_key(&m.key).unwrap();
         assert_eq!(id, m.id);
         assert_eq!(hash_secret(secret), m.hash);
-        let rec = KeyRecord { id: m.id.clone(), hash: m.hash.clone(), coverage: Coverage::Namespace("a".into()), scopes: vec![Scope::Read], created_at: 0, expires_at: Some(100), rotated_at: None, previous: None, rate: None, created_by: None };
+        let rec = KeyRecord { id: m.id.clone(), hash: m.hash.clone(), coverage: Coverage::Namespace("a".into()), scopes: vec![Scope::Read], created_at: 0, expires_at: Some(100), rotated_at: None, previous: None, rate: None, created_by: None, encryption: None };
         assert_eq!(rec.verify(&m.hash, 50), Ok(()));
         assert_eq!(rec.verify(&m.hash, 100), Err(Refusal::Expired));
         assert_eq!(rec.verify(&hash_secret("nope"), 50), Err(Refusal::WrongSecret));
@@ -419,7 +463,7 @@ mod tests {
     fn a_rotated_secret_works_only_within_its_grace() {
         let old = mint([1; 8], [2; 32]);
         let new = mint([1; 8], [3; 32]);
-        let rec = KeyRecord { id: old.id, hash: new.hash.clone(), coverage: Coverage::Prefix("t-".into()), scopes: vec![Scope::Write], created_at: 0, expires_at: None, rotated_at: Some(10), previous: Some((old.hash.clone(), 20)), rate: None, created_by: None };
+        let rec = KeyRecord { id: old.id, hash: new.hash.clone(), coverage: Coverage::Prefix("t-".into()), scopes: vec![Scope::Write], created_at: 0, expires_at: None, rotated_at: Some(10), previous: Some((old.hash.clone(), 20)), rate: None, created_by: None, encryption: None };
         assert!(rec.verify(&old.hash, 19).is_ok());
         assert!(rec.verify(&old.hash, 20).is_err());
         assert!(rec.verify(&new.hash, 1_000).is_ok());
@@ -486,5 +530,20 @@ mod tests {
         assert!(!ct_eq(b"abc", b"abd"));
         assert!(!ct_eq(b"abc", b"abcd"));
         assert!(!ct_eq(b"", b"a"));
+    }
+
+    #[test]
+    fn encryption_keys_parse_strictly_and_have_stable_ids() {
+        let raw = [7u8; 32];
+        let mut b64 = String::new();
+        crate::core::privacy::pseudonym::base64url_encode(&raw, &mut b64);
+        assert_eq!(parse_encryption_key(&b64).unwrap(), raw);
+        assert_eq!(parse_encryption_key(&b64[..40]).unwrap_err().code(), "invalid_input");
+        assert_eq!(parse_encryption_key("not base64!").unwrap_err().code(), "invalid_input");
+        let id = encryption_key_id(&raw);
+        assert_eq!(id.len(), 17);
+        assert_eq!(id, encryption_key_id(&raw));
+        assert_ne!(id, encryption_key_id(&[8u8; 32]));
+        crate::store::validate_key_id(&id).unwrap();
     }
 }

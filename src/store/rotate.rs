@@ -84,6 +84,12 @@ impl<B: Backend, C: Cipher> Store<Sealed<B, C>> {
         self.inner.lock().await.backend.current_key()
     }
 
+    /// Whether values no head names (old-key ones after a rotation) may
+    /// still be stored; the next snapshots delete them.
+    pub async fn leftovers(&self) -> bool {
+        self.inner.lock().await.repair_due
+    }
+
     /// The current key's id (`None`: a plaintext store).
     pub async fn key_id(&self) -> Option<String> {
         self.inner.lock().await.backend.key_id()

@@ -84,7 +84,11 @@ pub const WS_PROTOCOL: &str = "edgemem";
 /// Authenticates a request. In development mode a request without a key is
 /// the operator; a key is still checked, so a page or client configured
 /// with one behaves as deployed.
-pub async fn authenticate(env: &Env, settings: &Settings, authorization: Option<&str>, now: Millis) -> Result<Principal> {
+///
+/// `encryption`: the id of the encryption key the request carries; a key
+/// bound to an encryption key refuses a request without it
+/// (`key_required`) or with another (`decryption_failed`).
+pub async fn authenticate(env: &Env, settings: &Settings, authorization: Option<&str>, encryption: Option<&str>, now: Millis) -> Result<Principal> {
     let token = bearer(authorization)?;
     let Some(token) = token else {
         if settings.dev {
@@ -104,6 +108,10 @@ pub async fn authenticate(env: &Env, settings: &Settings, authorization: Option<
             match answer {
                 Verified { ok: false, .. } => Err(Error::Unauthorized),
                 Verified { retry_after_ms: Some(ms), .. } => Err(Error::RateLimited { retry_after_ms: ms }),
+                Verified { encryption: Some(bound), .. } if encryption != Some(bound.as_str()) => Err(match encryption {
+                    None => Error::KeyRequired { key_id: Some(bound) },
+                    Some(given) => Error::DecryptionFailed { key_id: given.to_owned(), detail: format!("this API key is bound to encryption key {bound:?}") },
+                }),
                 Verified { coverage: Some(coverage), scopes, .. } => Ok(Principal::Key { id: id.to_owned(), coverage, scopes }),
                 _ => Err(Error::Unauthorized),
             }
@@ -122,6 +130,9 @@ struct Verified {
     scopes: Vec<Scope>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     retry_after_ms: Option<u64>,
+    /// The encryption key id the API key is bound to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    encryption: Option<String>,
 }
 
 async fn call(env: &Env, op: &str, body: Value) -> Result<Value> {
@@ -173,7 +184,11 @@ async fn get_record(env: &Env, principal: &Principal, id: &str) -> Result<KeyRec
 
 /// `/v1/admin/keys[/{id}[/rotate]]`. The principal already holds the
 /// admin scope.
-pub async fn admin_route(env: &Env, principal: &Principal, method: &str, path: &str, query: &[(String, String)], body: &[u8], now: Millis) -> Result<Value> {
+///
+/// `encryption`: the id of the encryption key the request carries, which
+/// `PUT /v1/admin/keys/{id}/encryption` binds the key to.
+#[allow(clippy::too_many_arguments)]
+pub async fn admin_route(env: &Env, principal: &Principal, method: &str, path: &str, query: &[(String, String)], body: &[u8], encryption: Option<&str>, now: Millis) -> Result<Value> {
     let rest = path.strip_prefix("/v1/admin/keys").unwrap_or("").trim_start_matches('/');
     let segs: Vec<&str> = if rest.is_empty() { Vec::new() } else { rest.split('/').collect() };
     match (segs.as_slice(), method) {
@@ -206,6 +221,7 @@ pub async fn admin_route(env: &Env, principal: &Principal, method: &str, path: &
                 previous: None,
                 rate: request.rate,
                 created_by,
+                encryption: None,
             };
             let v = call(env, "create", json!({ "record": record })).await?;
             if v["full"].as_bool() == Some(true) {
@@ -249,8 +265,26 @@ pub async fn admin_route(env: &Env, principal: &Principal, method: &str, path: &
             let record: KeyRecord = serde_json::from_value(v["record"].clone()).map_err(|_| Error::not_found("key", *id))?;
             Ok(key_answer(&record, &minted.key))
         }
+        ([id, "encryption"], "PUT" | "DELETE") => {
+            get_record(env, principal, id).await?;
+            let bound = if method == "PUT" {
+                Some(encryption.ok_or_else(|| Error::invalid("x-edgemem-encryption-key", "carry the encryption key to bind this API key to"))?)
+            } else {
+                None
+            };
+            let v = call(env, "bind", json!({ "id": id, "encryption": bound })).await?;
+            let record: KeyRecord = serde_json::from_value(v["record"].clone()).map_err(|_| Error::not_found("key", *id))?;
+            Ok(record.public())
+        }
         _ => Err(Error::not_found("route", path)),
     }
+}
+
+/// After a tenant's encryption key rotated: every API key bound to `old`
+/// is bound to `new`. Answers how many were.
+pub async fn rebind(env: &Env, old: &str, new: &str) -> Result<u64> {
+    let v = call(env, "rebind", json!({ "id": old, "encryption": new })).await?;
+    Ok(v["rebound"].as_u64().unwrap_or(0))
 }
 
 // ---- The directory object's side ----
@@ -280,6 +314,8 @@ struct Op {
     now: Millis,
     #[serde(default)]
     grace_until: Millis,
+    #[serde(default)]
+    encryption: Option<String>,
 }
 
 impl KeyDirectory {
@@ -324,7 +360,7 @@ impl KeyDirectory {
                 let mut buckets = self.buckets.borrow_mut();
                 let bucket = buckets.entry(b.id.clone()).or_insert_with(|| TokenBucket::full(rate, b.now));
                 let retry_after_ms = bucket.take(rate, b.now).err();
-                Ok(json!(Verified { ok: true, coverage: Some(record.coverage), scopes: record.scopes, retry_after_ms }))
+                Ok(json!(Verified { ok: true, coverage: Some(record.coverage), scopes: record.scopes, retry_after_ms, encryption: record.encryption }))
             }
             "create" => {
                 let record = b.record.ok_or_else(|| Error::invalid("record", "required"))?;
@@ -349,6 +385,20 @@ impl KeyDirectory {
                 record.rotated_at = Some(b.now);
                 self.store(&storage, &record).await?;
                 Ok(json!({ "record": record }))
+            }
+            "bind" => {
+                let Some(mut record) = self.with(|m| m.get(&b.id).cloned()) else { return Ok(json!({ "record": null })) };
+                record.encryption = b.encryption;
+                self.store(&storage, &record).await?;
+                Ok(json!({ "record": record }))
+            }
+            "rebind" => {
+                let bound: Vec<KeyRecord> = self.with(|m| m.values().filter(|r| r.encryption.as_deref() == Some(b.id.as_str())).cloned().collect());
+                for mut record in bound.iter().cloned() {
+                    record.encryption = b.encryption.clone();
+                    self.store(&storage, &record).await?;
+                }
+                Ok(json!({ "rebound": bound.len() }))
             }
             other => Err(Error::not_found("route", other)),
         }

@@ -11,7 +11,7 @@ use worker::{Env, Headers, Method, Request, RequestInit, Response, Url};
 
 use super::{auth, budget, routing, DEFAULT_NAMESPACE, MEMORY_BINDING, NAMESPACE_HEADER};
 use crate::api::{self, routes, tenancy};
-use crate::core::auth::{check_namespace, Principal};
+use crate::core::auth::{check_namespace, encryption_key_id, parse_encryption_key, Principal, ENCRYPTION_KEY_HEADER, NEW_ENCRYPTION_KEY_HEADER, PREVIOUS_ENCRYPTION_KEY_HEADER};
 use crate::core::error::Error;
 use crate::core::ids::ulid;
 use crate::core::limits;
@@ -76,6 +76,26 @@ fn assign_ids(body: &[u8], now: Millis) -> R<(Vec<u8>, Vec<String>)> {
     Ok((bytes, ids))
 }
 
+/// The encryption-key headers a request carries, checked (base64url of 32
+/// bytes each), with the id of its current key. They go on to the tenant's
+/// object and nowhere else; nothing logs them.
+pub(super) fn encryption_headers(req: &Request) -> R<(Option<String>, Vec<(&'static str, String)>)> {
+    let (mut id, mut pass) = (None, Vec::new());
+    for name in [ENCRYPTION_KEY_HEADER, NEW_ENCRYPTION_KEY_HEADER, PREVIOUS_ENCRYPTION_KEY_HEADER] {
+        if let Some(v) = req.headers().get(name).map_err(w)? {
+            let raw = parse_encryption_key(&v).map_err(|e| e.renamed(name))?;
+            if name == ENCRYPTION_KEY_HEADER {
+                id = Some(encryption_key_id(&raw));
+            }
+            pass.push((name, v));
+        }
+    }
+    Ok((id, pass))
+}
+
+/// Headers a browser may send cross-origin.
+pub(super) const CORS_ALLOW_HEADERS: &str = "authorization, content-type, last-event-id, x-edgemem-encryption-key, x-edgemem-new-encryption-key, x-edgemem-previous-encryption-key";
+
 pub async fn front(req: &mut Request, env: &Env) -> R<Response> {
     let url: Url = req.url().map_err(w)?;
     let path = url.path().to_owned();
@@ -94,7 +114,7 @@ pub async fn front(req: &mut Request, env: &Env) -> R<Response> {
             if method == Method::Options {
                 // A CORS preflight (the allowed origin is added by the caller).
                 headers.set("access-control-allow-methods", &allow).map_err(w)?;
-                headers.set("access-control-allow-headers", "authorization, content-type, last-event-id").map_err(w)?;
+                headers.set("access-control-allow-headers", CORS_ALLOW_HEADERS).map_err(w)?;
                 headers.set("access-control-max-age", "600").map_err(w)?;
                 return empty(204, headers);
             }
@@ -116,7 +136,8 @@ pub async fn front(req: &mut Request, env: &Env) -> R<Response> {
             authorization = auth::bearer_from_protocols(&p);
         }
     }
-    let principal = auth::authenticate(env, &settings, authorization.as_deref(), now).await?;
+    let (encryption, crypt_headers) = encryption_headers(req)?;
+    let principal = auth::authenticate(env, &settings, authorization.as_deref(), encryption.as_deref(), now).await?;
     principal.require(scope)?;
 
     // Refuse oversized bodies before reading them when the length is declared,
@@ -139,7 +160,7 @@ pub async fn front(req: &mut Request, env: &Env) -> R<Response> {
     let query = api::parse_query(url.query().unwrap_or(""));
 
     if path.starts_with("/v1/admin/") {
-        let v = auth::admin_route(env, &principal, method.as_ref(), &path, &query, &body, now).await?;
+        let v = auth::admin_route(env, &principal, method.as_ref(), &path, &query, &body, encryption.as_deref(), now).await?;
         return super::json_response(api::Response { status: 200, body: v, raw: None, content_type: None }).map_err(w);
     }
     if path.starts_with("/v1/budget/") {
@@ -148,10 +169,10 @@ pub async fn front(req: &mut Request, env: &Env) -> R<Response> {
     }
 
     if path == "/v1/tools/call" && method == Method::Post {
-        return super::mcp::tools_call(env, &settings, &principal, &query, &body, now).await;
+        return super::mcp::tools_call(env, &settings, &principal, &query, &body, crypt_headers, now).await;
     }
     // The change feed follows live over a WebSocket or an event stream.
-    let mut pass: Vec<(&'static str, String)> = Vec::new();
+    let mut pass: Vec<(&'static str, String)> = crypt_headers;
     for name in ["upgrade", "accept", "last-event-id"] {
         if let Some(v) = req.headers().get(name).map_err(w)? {
             pass.push((name, v));
@@ -161,7 +182,15 @@ pub async fn front(req: &mut Request, env: &Env) -> R<Response> {
     if req.headers().get("sec-websocket-protocol").map_err(w)?.is_some_and(|p| p.split(',').any(|x| x.trim() == auth::WS_PROTOCOL)) {
         pass.push(("sec-websocket-protocol", auth::WS_PROTOCOL.to_owned()));
     }
-    dispatch(env, &settings, &principal, Forward { method, url, query, body, bound: None, pass }, now).await
+    let rotation = (path == "/v1/encryption/rotate").then(|| pass.iter().find(|(n, _)| *n == NEW_ENCRYPTION_KEY_HEADER).map(|(_, v)| v.clone())).flatten();
+    let resp = dispatch(env, &settings, &principal, Forward { method, url, query, body, bound: None, pass }, now).await?;
+    // The tenant now answers to the new key only: so do the API keys bound
+    // to the old one. A crash before this line is healed by the same
+    // request again (the rotation itself is then a no-op).
+    if let (Some(old), Some(new), 200) = (encryption, rotation, resp.status_code()) {
+        auth::rebind(env, &old, &encryption_key_id(&parse_encryption_key(&new)?)).await?;
+    }
+    Ok(resp)
 }
 
 /// One API request past authentication, scope and the body checks, on its

@@ -46,6 +46,8 @@ struct FrontExec<'a> {
     settings: &'a auth::Settings,
     principal: &'a Principal,
     namespace: String,
+    /// The request's encryption-key headers, passed on with each call.
+    crypt: Vec<(&'static str, String)>,
     now: Millis,
     services: super::services::WorkerServices<'a>,
 }
@@ -64,7 +66,7 @@ impl Exec for FrontExec<'_> {
                 url.query_pairs_mut().extend_pairs(query.iter());
             }
             let method = Method::from(method.to_owned());
-            let f = Forward { method, url, query, body, bound: Some(self.namespace.clone()), pass: Vec::new() };
+            let f = Forward { method, url, query, body, bound: Some(self.namespace.clone()), pass: self.crypt.clone() };
             let mut resp = dispatch(self.env, self.settings, self.principal, f, self.now).await?;
             let status = resp.status_code();
             let v: Value = resp.json().await.map_err(|e| Failure::from(Error::Internal { detail: format!("tool answer: {e}") }))?;
@@ -118,7 +120,7 @@ pub async fn serve(req: &mut Request, env: &Env) -> R<Response> {
         let headers = Headers::new();
         headers.set("allow", ALLOW).map_err(w)?;
         headers.set("access-control-allow-methods", ALLOW).map_err(w)?;
-        headers.set("access-control-allow-headers", "authorization, content-type, accept, mcp-session-id, mcp-protocol-version, last-event-id").map_err(w)?;
+        headers.set("access-control-allow-headers", &format!("{}, accept, mcp-session-id, mcp-protocol-version", super::front::CORS_ALLOW_HEADERS)).map_err(w)?;
         headers.set("access-control-expose-headers", "mcp-session-id").map_err(w)?;
         headers.set("access-control-max-age", "600").map_err(w)?;
         return Ok(Response::empty().map_err(w)?.with_status(204).with_headers(headers));
@@ -132,7 +134,8 @@ pub async fn serve(req: &mut Request, env: &Env) -> R<Response> {
     let now = super::now_ms();
     let settings = auth::Settings::from_env(env, &url)?;
     let authorization = req.headers().get("authorization").map_err(w)?;
-    let principal = auth::authenticate(env, &settings, authorization.as_deref(), now).await?;
+    let (encryption, crypt) = super::front::encryption_headers(req)?;
+    let principal = auth::authenticate(env, &settings, authorization.as_deref(), encryption.as_deref(), now).await?;
     principal.require(crate::core::auth::Scope::Read)?;
     let query = api::parse_query(url.query().unwrap_or(""));
     let named = query.iter().find(|(k, _)| k == "namespace").map(|(_, v)| v.clone());
@@ -218,7 +221,7 @@ pub async fn serve(req: &mut Request, env: &Env) -> R<Response> {
         agent_id: query.iter().find(|(k, _)| k == "agent_id").map(|(_, v)| v.clone()),
         result_tokens_max: None,
     };
-    let mut exec = FrontExec { env, settings: &settings, principal: &principal, namespace, now, services: super::services::WorkerServices { env } };
+    let mut exec = FrontExec { env, settings: &settings, principal: &principal, namespace, crypt, now, services: super::services::WorkerServices { env } };
     match proto::handle(&mut exec, &ctx, &msg).await {
         Some(mut answer) => {
             // Internal details stay in the log, as for REST.
@@ -235,7 +238,7 @@ pub async fn serve(req: &mut Request, env: &Env) -> R<Response> {
 
 /// `POST /v1/tools/call` in the Worker: the tool runs as its REST request
 /// through the front's pipeline (the DO would skip the id directory).
-pub async fn tools_call(env: &Env, settings: &auth::Settings, principal: &Principal, query: &[(String, String)], body: &[u8], now: Millis) -> R<Response> {
+pub async fn tools_call(env: &Env, settings: &auth::Settings, principal: &Principal, query: &[(String, String)], body: &[u8], crypt: Vec<(&'static str, String)>, now: Millis) -> R<Response> {
     let call: crate::api::tools::Call = api::parse_json(body)?;
     let (name, arguments, mut ctx) = call.split();
     let named = query.iter().find(|(k, _)| k == "namespace").map(|(_, v)| v.clone());
@@ -246,7 +249,7 @@ pub async fn tools_call(env: &Env, settings: &auth::Settings, principal: &Princi
     check_namespace(&namespace)?;
     principal.authorize(&namespace)?;
     ctx.namespace = Some(namespace.clone());
-    let mut exec = FrontExec { env, settings, principal, namespace, now, services: super::services::WorkerServices { env } };
+    let mut exec = FrontExec { env, settings, principal, namespace, crypt, now, services: super::services::WorkerServices { env } };
     let r = match crate::api::tools::resolve(&mut exec, &ctx, &name, arguments).await {
         Ok(v) => api::Response { status: 200, body: json!({ "result": v }), raw: None, content_type: None },
         Err(f) => {

@@ -8,6 +8,7 @@
 mod auth;
 mod backend;
 mod budget;
+mod crypt;
 mod extractor;
 mod feed;
 mod front;
@@ -26,8 +27,9 @@ use crate::api::{self, Ctx};
 use crate::core::error::Error;
 use crate::core::limits;
 use crate::core::time::Millis;
-use crate::store::{Store, StoreConfig};
+use crate::store::{Sealed, StoreConfig};
 use backend::{DoBackend, KvBackend};
+use crypt::{DoStore, RequestKeys, Tenant};
 
 /// Durable Object namespace binding (one object per tenant namespace).
 const MEMORY_BINDING: &str = "MEMORY";
@@ -142,7 +144,10 @@ pub struct MemoryObject {
     /// Live change-feed subscribers.
     hub: Rc<feed::Hub>,
     env: Env,
-    store: Mutex<Option<Rc<Store<DoBackend>>>>,
+    store: Mutex<Option<Tenant>>,
+    /// An alarm found the store sealed and no key in memory: the next
+    /// keyed request re-arms it.
+    wake_due: Cell<bool>,
     /// The API keys, in the key directory's object only.
     keys: auth::KeyDirectory,
     /// The alarm time last set, to avoid rewriting it on every request.
@@ -150,15 +155,24 @@ pub struct MemoryObject {
 }
 
 impl MemoryObject {
-    async fn store(&self) -> Result<Rc<Store<DoBackend>>, Error> {
+    /// The tenant's store, opened (or checked) with the request's keys.
+    async fn store(&self, keys: &RequestKeys, rotating: bool) -> Result<Rc<DoStore>, Error> {
         let mut slot = self.store.lock().await;
-        if let Some(store) = slot.as_ref() {
-            return Ok(store.clone());
+        let rewrote = match slot.as_mut() {
+            Some(tenant) => tenant.admit(keys, rotating).await?,
+            None => {
+                let tenant = Tenant::open(DoBackend { storage: self.state.storage() }, keys, rotating).await?;
+                tenant.store.set_listener(Some(self.hub.listener()));
+                *slot = Some(tenant);
+                // An open may have finished a rotation (storage rewritten).
+                true
+            }
+        };
+        if rewrote {
+            // Rewriting storage drops the alarm: set it again on the next write.
+            self.alarm_at.set(None);
         }
-        let store = Rc::new(Store::open(DoBackend { storage: self.state.storage() }, StoreConfig::default()).await?);
-        store.set_listener(Some(self.hub.listener()));
-        *slot = Some(store.clone());
-        Ok(store)
+        Ok(slot.as_ref().map(|t| t.store.clone()).expect("set above"))
     }
 
     /// Keeps the Durable Object alarm at the next TTL expiry or background
@@ -195,8 +209,21 @@ impl MemoryObject {
             let v = mcp::serve_sessions(&self.state, op, &body).await?;
             return json_response(api::Response { status: 200, body: v, raw: None, content_type: None }).map_err(w);
         }
-        let store = self.store().await?;
         let method = req.method();
+        let keys = RequestKeys::from(req)?;
+        let rotating = method == Method::Post && url.path() == crypt::ROTATE_PATH;
+        if rotating && !keys.has_new() {
+            return Err(Error::invalid("x-edgemem-new-encryption-key", "a rotation carries the new key"));
+        }
+        let store = self.store(&keys, rotating).await?;
+        if self.wake_due.take() {
+            self.schedule(api::next_wake(&store, now_ms()).await?).await?;
+        }
+        if rotating || (method == Method::Get && url.path() == crypt::STATUS_PATH) {
+            let slot = self.store.lock().await;
+            let body = slot.as_ref().expect("opened above").status(&keys, rotating).await;
+            return json_response(api::Response { status: 200, body, raw: None, content_type: None }).map_err(w);
+        }
         let namespace = req.headers().get(NAMESPACE_HEADER).map_err(w)?;
         let dev = req.headers().get(DEV_HEADER).map_err(w)?.as_deref() == Some("1");
         self.privacy_key(&store, namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE), dev)?;
@@ -241,7 +268,7 @@ impl MemoryObject {
     /// object serves one namespace). Without the secret, personal data gets
     /// typed placeholders and user ids are kept as given, except in local
     /// dev mode, which uses a public dev key.
-    fn privacy_key(&self, store: &Store<DoBackend>, namespace: &str, dev: bool) -> Result<(), Error> {
+    fn privacy_key(&self, store: &DoStore, namespace: &str, dev: bool) -> Result<(), Error> {
         if store.with_privacy_key(|k| k.is_some()) {
             return Ok(());
         }
@@ -258,34 +285,42 @@ impl MemoryObject {
     }
 
     /// Publishes again when a replica of this tenant exists in KV.
-    async fn republish_if_published(&self, store: &Store<DoBackend>, namespace: &str) -> Result<(), Error> {
+    async fn republish_if_published(&self, store: &DoStore, namespace: &str) -> Result<(), Error> {
         let Ok(kv) = self.env.kv(SNAPSHOTS_BINDING) else { return Ok(()) };
         let config = StoreConfig { key_prefix: format!("{namespace}/"), ..StoreConfig::default() };
         let backend = KvBackend { kv };
         if crate::store::Backend::get(&backend, &crate::store::head_key(&config.key_prefix)).await?.is_some() {
-            store.publish(&backend, &config).await?;
+            publish_to(store, backend, &config).await?;
         }
         Ok(())
     }
 
     /// Publishes this tenant's snapshot to the KV binding, for read-mostly
     /// replicas (`Memory.openPublished` with a `KVStore`).
-    async fn publish(&self, store: &Store<DoBackend>, namespace: &str) -> Result<Response, Error> {
+    async fn publish(&self, store: &DoStore, namespace: &str) -> Result<Response, Error> {
         let kv = self
             .env
             .kv(SNAPSHOTS_BINDING)
             .map_err(|_| Error::not_found("binding", SNAPSHOTS_BINDING))?;
         let config = StoreConfig { key_prefix: format!("{namespace}/"), ..StoreConfig::default() };
-        let stats = store.publish(&KvBackend { kv }, &config).await?;
+        let stats = publish_to(store, KvBackend { kv }, &config).await?;
         let body = serde_json::json!({ "snapshot_gen": stats.snapshot_gen, "snapshot_bytes": stats.snapshot_bytes, "last_seq": stats.last_seq, "key_prefix": config.key_prefix });
         json_response(api::Response { status: 200, body, raw: None, content_type: None }).map_err(|e| Error::Internal { detail: e.to_string() })
+    }
+}
+
+/// Publishes to KV: a sealed tenant's replica is sealed under its key.
+async fn publish_to(store: &DoStore, kv: KvBackend, config: &StoreConfig) -> Result<crate::store::StoreStats, Error> {
+    match store.current_key().await {
+        None => store.publish(&kv, config).await,
+        Some(key) => store.publish_sealed(&Sealed::for_publish(kv, &config.key_prefix, key).await?, config).await,
     }
 }
 
 impl DurableObject for MemoryObject {
     fn new(state: State, env: Env) -> Self {
         let state = Rc::new(state);
-        MemoryObject { hub: Rc::new(feed::Hub::new(state.clone())), state, env, store: Mutex::new(None), keys: auth::KeyDirectory::default(), alarm_at: Cell::new(None) }
+        MemoryObject { hub: Rc::new(feed::Hub::new(state.clone())), state, env, store: Mutex::new(None), wake_due: Cell::new(false), keys: auth::KeyDirectory::default(), alarm_at: Cell::new(None) }
     }
 
     async fn fetch(&self, mut req: Request) -> WResult<Response> {
@@ -312,14 +347,34 @@ impl DurableObject for MemoryObject {
 
     async fn alarm(&self) -> WResult<Response> {
         let run = async {
-            let store = self.store().await?;
+            // The key held in memory serves the alarm; without one, only a
+            // plaintext tenant opens.
+            let cached = self.store.lock().await.as_ref().map(|t| t.store.clone());
+            let opened = match cached {
+                Some(store) => Ok(store),
+                None => self.store(&RequestKeys::default(), false).await,
+            };
+            let store = match opened {
+                Ok(store) => store,
+                // A sealed tenant whose key is not in memory: expiry and
+                // background work wait for the next keyed request (reads
+                // already hide expired sessions). Not an error, which the
+                // runtime would retry.
+                Err(Error::KeyRequired { .. }) => {
+                    self.alarm_at.set(None);
+                    self.wake_due.set(true);
+                    return Ok(false);
+                }
+                Err(e) => return Err(e),
+            };
             self.alarm_at.set(None);
             let services = services::WorkerServices { env: &self.env };
             let next = api::wake(&store, &services, now_ms()).await?;
-            self.schedule(next).await
+            self.schedule(next).await.map(|()| true)
         };
         match run.await {
-            Ok(()) => Response::ok("expired"),
+            Ok(true) => Response::ok("expired"),
+            Ok(false) => Response::ok("deferred"),
             Err(e) => Err(worker::Error::RustError(e.to_string())),
         }
     }

@@ -347,6 +347,7 @@ const KEY: S = Obj(
         req("expires_at", Nullable(&DateTime), ""),
         req("rotated_at", Nullable(&DateTime), ""),
         opt("rate", RATE, ""),
+        opt("encryption_key_id", Str(l::CRYPT_KEY_ID_BYTES_MAX), "the tenant encryption key requests with this key must carry"),
         opt("key", Str(256), "the secret, shown once"),
     ],
     true,
@@ -394,6 +395,40 @@ pub const KEY_ROTATE: Op = Op {
     query: &[],
     body: Some(&Obj(&[opt("grace_seconds", Int(0, l::KEY_ROTATE_GRACE_SECONDS_MAX as i64), "")], false)),
     ok: &KEY,
+};
+
+pub const KEY_ENCRYPTION_PUT: Op = Op {
+    route: "admin/keys/{}/encryption",
+    method: "PUT",
+    summary: "Bind an API key to the tenant encryption key this request carries (X-Edgemem-Encryption-Key): its requests must carry that key",
+    path: P_KEY,
+    query: &[],
+    body: None,
+    ok: &KEY,
+};
+
+pub const KEY_ENCRYPTION_DELETE: Op = Op { route: "admin/keys/{}/encryption", method: "DELETE", summary: "Unbind an API key from its encryption key", path: P_KEY, query: &[], body: None, ok: &KEY };
+
+const KEY_ID: S = Str(l::CRYPT_KEY_ID_BYTES_MAX);
+
+pub const ENCRYPTION_GET: Op = Op {
+    route: "encryption",
+    method: "GET",
+    summary: "Whether the tenant's storage is encrypted at rest, and under which key id (requests carry the key in X-Edgemem-Encryption-Key)",
+    path: &[],
+    query: &[],
+    body: None,
+    ok: &Obj(&[req("encrypted", Bool, ""), req("key_id", Nullable(&KEY_ID), ""), req("algorithm", Nullable(&Str(16)), "")], true),
+};
+
+pub const ENCRYPTION_ROTATE: Op = Op {
+    route: "encryption/rotate",
+    method: "POST",
+    summary: "Re-encrypt the tenant's storage under X-Edgemem-New-Encryption-Key (the current key in X-Edgemem-Encryption-Key; none encrypts a plaintext tenant); API keys bound to the old key follow",
+    path: &[],
+    query: &[],
+    body: None,
+    ok: &Obj(&[req("key_id", KEY_ID, ""), req("previous_key_id", Nullable(&KEY_ID), ""), req("leftovers", Bool, "")], true),
 };
 
 pub const KEY_REVOKE: Op = Op { route: "admin/keys/{}/revoke", method: "POST", summary: "Revoke an API key", path: P_KEY, query: &[], body: None, ok: &REVOKED };
