@@ -151,6 +151,9 @@ async function switchBackend() {
   document.body.classList.toggle("mode-worker", worker);
   ui.namespace.disabled = !worker;
   ui.token.disabled = !worker;
+  ui.workerKey.disabled = !worker;
+  ui.newKey.disabled = !worker;
+  ui.passphrase.disabled = worker;
   state.selectedId = null;
   showStatus("Loading…");
   renderSession(null);
@@ -161,16 +164,23 @@ async function switchBackend() {
   resetLongTerm();
 
   if (worker) {
-    state.backend = workerBackend(ui.namespace.value, ui.token.value);
+    state.backend = workerBackend(ui.namespace.value, ui.token.value, ui.workerKey.value);
     ui.workerInfo.hidden = false;
     ui.workerVersion.textContent = "…";
     const health = await state.backend.health();
     if (gen !== state.generation) return;
     ui.workerVersion.textContent = `${health.version}`;
+    const crypt = await state.backend.encryption();
+    if (gen !== state.generation) return;
+    showEncryption(crypt.key_id ?? undefined);
   } else {
-    if (!state.memory) throw new Error("IndexedDB memory is not open (see the error above)");
+    if (!state.memory) {
+      ui.encryptionStatus.textContent = "locked";
+      throw new Error("IndexedDB memory is not open (see the error above)");
+    }
     state.backend = localBackend(state.memory);
     ui.workerInfo.hidden = true;
+    showEncryption(await state.memory.keyId());
   }
   await refreshList();
   // A write elsewhere (another window, another client of the Worker) shows
@@ -194,6 +204,26 @@ async function switchBackend() {
   }
 }
 
+function showEncryption(keyId) {
+  ui.encryptionStatus.textContent = keyId === undefined ? "plaintext at rest" : `encrypted at rest (AES-256-GCM, key ${keyId})`;
+  ui.encryptionStatus.dataset.keyId = keyId ?? "";
+}
+
+/** Opens the page's IndexedDB memory, with the passphrase if one is typed. */
+async function openLocal() {
+  const passphrase = ui.passphrase.value;
+  const encryptionKey = passphrase === "" ? undefined : { passphrase };
+  state.memory = null;
+  state.memory = await Memory.open({ store: await IndexedDBStore.open(DB_NAME), encryptionKey });
+  await renderStats();
+}
+
+/** A fresh random key for the Worker, base64url of 32 bytes. */
+function randomKey() {
+  const bytes = crypto.getRandomValues(new Uint8Array(32));
+  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
 function ttlValue() {
   // Anything typed is passed on, so the Rust side judges it; empty means durable.
   return ui.ttlInput.value === "" ? undefined : ui.ttlInput.valueAsNumber;
@@ -211,6 +241,18 @@ function wireEvents() {
   });
   ui.token.addEventListener("change", () => {
     sessionStorage.setItem(KEY_TOKEN, ui.token.value);
+    run(switchBackend);
+  });
+  // Encryption at rest: neither the passphrase nor the key is ever stored.
+  ui.passphrase.addEventListener("change", () =>
+    run(async () => {
+      await openLocal();
+      await switchBackend();
+    }),
+  );
+  ui.workerKey.addEventListener("change", () => run(switchBackend));
+  ui.newKey.addEventListener("click", () => {
+    ui.workerKey.value = randomKey();
     run(switchBackend);
   });
 
@@ -314,11 +356,12 @@ async function main() {
   const budget = wireBudget();
   try {
     // The same database on every load, so a reload recovers the sessions.
-    state.memory = await Memory.open({ store: await IndexedDBStore.open(DB_NAME) });
-    await renderStats();
+    await openLocal();
   } catch (err) {
     ui.storeStats.textContent = "unavailable";
     showError(err);
+    // An encrypted database waits for its passphrase.
+    if (err?.code === "key_required") ui.encryptionStatus.textContent = "locked: type the passphrase";
   }
   if (state.memory) await run(switchBackend);
   await budget;

@@ -51,7 +51,7 @@ export function localBackend(memory) {
 }
 
 /** The edgemem Worker's AMS-compatible HTTP API on this origin. */
-export function workerBackend(namespace, token) {
+export function workerBackend(namespace, token, encryptionKey = "") {
   const query = `?namespace=${encodeURIComponent(namespace)}`;
 
   // An empty id or a dot segment cannot name a session in a URL path: the URL
@@ -68,6 +68,7 @@ export function workerBackend(namespace, token) {
     const headers = { accept: "application/json" };
     if (body !== undefined) headers["content-type"] = "application/json";
     if (token) headers.authorization = `Bearer ${token}`;
+    if (encryptionKey) headers["x-edgemem-encryption-key"] = encryptionKey;
     const res = await fetch(path + query + extraQuery, {
       method,
       headers,
@@ -169,6 +170,7 @@ export function workerBackend(namespace, token) {
     kind: "worker",
     namespace,
     token,
+    encryptionKey,
     selectionKey: `edgemem-demo:selected:worker:${namespace}`,
     list: () => request("GET", `/v1/working-memory/`, undefined, `&limit=${LIST_LIMIT}`),
     get,
@@ -185,6 +187,8 @@ export function workerBackend(namespace, token) {
       return true;
     },
     health: () => request("GET", "/v1/health"),
+    /** `{encrypted, key_id, algorithm}`: a key sent to a plaintext tenant encrypts it. */
+    encryption: () => request("GET", "/v1/encryption"),
     ledgerKey: `edgemem-demo:ledger:worker:${namespace}`,
     ledger,
     chatKey: `edgemem-demo:chat:worker:${namespace}`,

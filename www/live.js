@@ -33,7 +33,7 @@ function followLocal(memory) {
   });
 }
 
-function followWorker(namespace, token) {
+function followWorker(namespace, token, encryptionKey) {
   let ws = null;
   let since = null;
   let closed = false;
@@ -45,7 +45,9 @@ function followWorker(namespace, token) {
     if (since !== null) url.searchParams.set("since", String(since));
     // A browser WebSocket cannot send an Authorization header: the key
     // travels as a subprotocol, and the Worker answers "edgemem".
-    ws = token ? new WebSocket(url, ["edgemem", `bearer.${token}`]) : new WebSocket(url);
+    // The tenant's encryption key travels the same way (never in the URL).
+    const protocols = [...(token ? [`bearer.${token}`] : []), ...(encryptionKey ? [`edgemem-key.${encryptionKey}`] : [])];
+    ws = protocols.length > 0 ? new WebSocket(url, ["edgemem", ...protocols]) : new WebSocket(url);
     ws.onopen = () => status(`following the Worker's namespace "${namespace}"`);
     ws.onmessage = (m) => {
       const e = JSON.parse(m.data);
@@ -79,5 +81,5 @@ export function followFeed(changed) {
   $("live-events").replaceChildren();
   $("live-count").textContent = "0";
   const b = state.backend;
-  stop = b.kind === "local" ? followLocal(state.memory) : followWorker(b.namespace, b.token);
+  stop = b.kind === "local" ? followLocal(state.memory) : followWorker(b.namespace, b.token, b.encryptionKey);
 }

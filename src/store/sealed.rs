@@ -369,6 +369,12 @@ impl<B: Backend, C: Cipher> Sealed<B, C> {
         Some(Key { id: k.id.clone(), cipher: k.cipher.clone(), kdf: k.kdf.clone() })
     }
 
+    /// Whether the store was opened as plaintext, without a key.
+    fn opened_plain(&self) -> bool {
+        let s = self.state.borrow();
+        s.header.is_none() && s.want.is_none()
+    }
+
     /// Whether the header still names a previous key or plaintext ranges.
     pub(super) fn unfinished(&self) -> bool {
         self.state.borrow().header.as_ref().is_some_and(|h| h.previous.is_some() || h.legacy_below.is_some())
@@ -496,6 +502,14 @@ impl<B: Backend, C: Cipher> Backend for Sealed<B, C> {
 
     async fn put(&self, key: &str, value: Vec<u8>) -> Result<()> {
         if !self.sealed(key) {
+            if self.opened_plain() && keys::parse_seq(&self.prefix, key).is_some() {
+                // Another process (a second tab) may have encrypted this
+                // store since: a plaintext record would then sit among
+                // sealed ones. One read per op, on plaintext stores only.
+                if let Some(h) = Header::read(&self.inner, &self.prefix).await? {
+                    return Err(Error::KeyRequired { key_id: Some(h.current.id) });
+                }
+            }
             return self.inner.put(key, value).await;
         }
         let pending = {

@@ -81,8 +81,16 @@ fn assign_ids(body: &[u8], now: Millis) -> R<(Vec<u8>, Vec<String>)> {
 /// object and nowhere else; nothing logs them.
 pub(super) fn encryption_headers(req: &Request) -> R<(Option<String>, Vec<(&'static str, String)>)> {
     let (mut id, mut pass) = (None, Vec::new());
+    // A browser WebSocket cannot send headers: its key may come as an
+    // `edgemem-key.<key>` subprotocol beside `edgemem` (never echoed back).
+    let from_protocol = match req.headers().get("sec-websocket-protocol").map_err(w)? {
+        Some(p) if p.split(',').any(|x| x.trim() == auth::WS_PROTOCOL) => p.split(',').find_map(|x| x.trim().strip_prefix(WS_KEY_PROTOCOL_PREFIX).map(str::to_owned)),
+        _ => None,
+    };
     for name in [ENCRYPTION_KEY_HEADER, NEW_ENCRYPTION_KEY_HEADER, PREVIOUS_ENCRYPTION_KEY_HEADER] {
-        if let Some(v) = req.headers().get(name).map_err(w)? {
+        let header = req.headers().get(name).map_err(w)?;
+        let value = if name == ENCRYPTION_KEY_HEADER { header.or_else(|| from_protocol.clone()) } else { header };
+        if let Some(v) = value {
             let raw = parse_encryption_key(&v).map_err(|e| e.renamed(name))?;
             if name == ENCRYPTION_KEY_HEADER {
                 id = Some(encryption_key_id(&raw));
@@ -92,6 +100,9 @@ pub(super) fn encryption_headers(req: &Request) -> R<(Option<String>, Vec<(&'sta
     }
     Ok((id, pass))
 }
+
+/// The subprotocol prefix a browser WebSocket carries its encryption key in.
+pub(super) const WS_KEY_PROTOCOL_PREFIX: &str = "edgemem-key.";
 
 /// Headers a browser may send cross-origin.
 pub(super) const CORS_ALLOW_HEADERS: &str = "authorization, content-type, last-event-id, x-edgemem-encryption-key, x-edgemem-new-encryption-key, x-edgemem-previous-encryption-key";

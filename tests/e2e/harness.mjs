@@ -99,3 +99,24 @@ export async function switchToWorker(page, namespace, token = process.env.EDGEME
   await page.press("#namespace", "Enter");
   await page.locator("#status", { hasText: `Worker API, namespace "${namespace}"` }).waitFor();
 }
+
+/** Every value in the page's IndexedDB databases, as latin-1 text, for "is it gone from storage" checks. */
+export function indexedDbText(page) {
+  return page.evaluate(async () => {
+    const out = [];
+    const text = (v) => {
+      if (v instanceof ArrayBuffer) v = new Uint8Array(v);
+      if (ArrayBuffer.isView(v)) return Array.from(new Uint8Array(v.buffer, v.byteOffset, v.byteLength), (b) => String.fromCharCode(b)).join("");
+      return typeof v === "string" ? v : JSON.stringify(v);
+    };
+    for (const { name } of await indexedDB.databases()) {
+      const db = await new Promise((ok, fail) => Object.assign(indexedDB.open(name), { onsuccess: (e) => ok(e.target.result), onerror: fail }));
+      for (const store of db.objectStoreNames) {
+        const all = await new Promise((ok, fail) => Object.assign(db.transaction(store).objectStore(store).getAll(), { onsuccess: (e) => ok(e.target.result), onerror: fail }));
+        out.push(...all.map(text));
+      }
+      db.close();
+    }
+    return out.join("\n");
+  });
+}

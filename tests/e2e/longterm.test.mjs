@@ -16,7 +16,7 @@ import assert from "node:assert/strict";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { browserHarness, switchToWorker } from "./harness.mjs";
+import { browserHarness, indexedDbText, switchToWorker } from "./harness.mjs";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const SITE = join(ROOT, "target", "site");
@@ -300,27 +300,6 @@ async function facts(page) {
   assert.match(lines, /^bm25: [0-9.]+ \(rank \d+\)/m);
   assert.match(lines, /^filters: user_id$/m);
   assert.match(lines, /^versions: latest_only$/m);
-}
-
-/** Every value in the page's IndexedDB databases, as latin-1 text, for "is it gone from storage" checks. */
-function indexedDbText(page) {
-  return page.evaluate(async () => {
-    const out = [];
-    const text = (v) => {
-      if (v instanceof ArrayBuffer) v = new Uint8Array(v);
-      if (ArrayBuffer.isView(v)) return Array.from(new Uint8Array(v.buffer, v.byteOffset, v.byteLength), (b) => String.fromCharCode(b)).join("");
-      return typeof v === "string" ? v : JSON.stringify(v);
-    };
-    for (const { name } of await indexedDB.databases()) {
-      const db = await new Promise((ok, fail) => Object.assign(indexedDB.open(name), { onsuccess: (e) => ok(e.target.result), onerror: fail }));
-      for (const store of db.objectStoreNames) {
-        const all = await new Promise((ok, fail) => Object.assign(db.transaction(store).objectStore(store).getAll(), { onsuccess: (e) => ok(e.target.result), onerror: fail }));
-        out.push(...all.map(text));
-      }
-      db.close();
-    }
-    return out.join("\n");
-  });
 }
 
 /** Versions, restore and redaction from the table (issue 20); `local`: also grep IndexedDB. */

@@ -249,3 +249,15 @@ fn a_published_replica_is_sealed_and_follows_rotation() {
         .collect();
     assert_eq!(ids, ["k2".to_owned()].into());
 }
+
+#[test]
+fn a_plaintext_instance_refuses_to_write_once_another_encrypted_the_store() {
+    let backend = MemoryBackend::new();
+    let plain = open(&backend, vec![], 1 << 20).unwrap();
+    run(plain.apply(secret_op(1), now(1))).unwrap();
+    // A second process (tab) encrypts the same storage.
+    drop(open(&backend, vec![key("k1", 1)], 1 << 20).unwrap());
+    let err = run(plain.apply(secret_op(2), now(2))).err().unwrap();
+    assert_eq!(err, Error::KeyRequired { key_id: Some("k1".into()) });
+    assert!(holds(&backend, SENTINEL.as_bytes()).is_empty(), "no plaintext record was written");
+}
