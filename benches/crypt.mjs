@@ -1,0 +1,98 @@
+// The cost of encryption at rest (issue 20): the same workload with and
+// without `encryptionKey` (AES-256-GCM through WebCrypto), side by side in
+// one run, on each store the package ships for Node: MemoryStore (volatile),
+// FileStore (durable: a write and an fsync per put) and IndexedDBStore over
+// fake-indexeddb (the browser's store, in process). Reports p50 per op and
+// the ratio encrypted / plaintext for:
+//
+// * appends: `appendMessages` of one ~60-word turn, to a 200-turn session;
+// * ledger transfers: one transfer per call;
+// * snapshots: `memory.snapshot()` of a ~4 MB state, and the reopen
+//   (recovery) that reads it back.
+//
+//   make pkg && node benches/crypt.mjs
+//   CRYPT_CALLS=2000 node benches/crypt.mjs
+import { performance } from "node:perf_hooks";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import "fake-indexeddb/auto";
+import { FileStore, IndexedDBStore, Memory, MemoryStore } from "edgemem";
+
+const CALLS = Number(process.env.CRYPT_CALLS ?? 600);
+const SNAPSHOT_SESSIONS = Number(process.env.CRYPT_SNAPSHOT_SESSIONS ?? 400);
+const KEY = await crypto.subtle.generateKey({ name: "AES-GCM", length: 256 }, false, ["encrypt", "decrypt"]);
+const dirs = [];
+let dbs = 0;
+
+const STORES = {
+  MemoryStore: async () => new MemoryStore(),
+  FileStore: async () => {
+    const dir = mkdtempSync(join(tmpdir(), "edgemem-crypt-bench-"));
+    dirs.push(dir);
+    return new FileStore(dir);
+  },
+  "IndexedDBStore (fake-indexeddb)": async () => IndexedDBStore.open(`crypt-bench-${dbs++}`),
+};
+
+function p50(times) {
+  const s = [...times].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+}
+
+function turn(i) {
+  const words = [];
+  for (let w = 0; w < 60; w++) words.push(["route", "Lisbon", "fare", "window", "seat", "budget", "1,250.00", "EUR", "Friday"][(i * 7 + w) % 9]);
+  return { role: i % 2 ? "assistant" : "user", content: `turn ${i}: ${words.join(" ")}` };
+}
+
+async function timed(n, f) {
+  const times = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    await f(i);
+    times.push(performance.now() - t0);
+  }
+  return p50(times);
+}
+
+/** p50 ms of each op, plaintext or encrypted, on a fresh store. */
+async function ops(makeStore, encrypted) {
+  const store = await makeStore();
+  const memory = await Memory.open({ store, ...(encrypted ? { encryptionKey: KEY, keyId: "bench" } : {}) });
+  await memory.getOrCreateSession("s");
+  for (let i = 0; i < 200; i += 50) await memory.appendMessages("s", Array.from({ length: 50 }, (_, j) => turn(i + j)));
+  const append = await timed(CALLS, (i) => memory.appendMessages("s", [turn(200 + i)]));
+  await memory.ledger.createAsset("USD", 2);
+  await memory.ledger.createAccount({ id: "a", asset: "USD" });
+  await memory.ledger.createAccount({ id: "b", asset: "USD" });
+  const transfer = await timed(CALLS, (i) => memory.ledger.createTransfers([{ id: `t${i}`, debit_account: "a", credit_account: "b", amount: "1.25" }]));
+  // A state of about 4 MB: sessions of 40 turns each.
+  for (let i = 0; i < SNAPSHOT_SESSIONS; i++) {
+    await memory.putSession(`big-${i}`, { messages: Array.from({ length: 40 }, (_, j) => turn(i * 40 + j)) });
+  }
+  const snapshot = await timed(5, () => memory.snapshot());
+  const bytes = (await memory.stats()).snapshot_bytes;
+  const reopen = await timed(5, () => Memory.open({ store, ...(encrypted ? { encryptionKey: KEY, keyId: "bench" } : {}) }));
+  memory.free?.();
+  return { append, transfer, snapshot, reopen, bytes };
+}
+
+const rows = [];
+for (const [name, make] of Object.entries(STORES)) {
+  // Alternate the order, so neither side always runs on a warmer process.
+  const plain = await ops(make, false);
+  const sealed = await ops(make, true);
+  rows.push({ name, plain, sealed });
+}
+for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+
+const f = (ms) => (ms < 1 ? `${(ms * 1000).toFixed(0)} µs` : `${ms.toFixed(2)} ms`);
+console.log(`encryption at rest: p50 per op, ${CALLS} calls each (snapshot: ${(rows[0].plain.bytes / 1e6).toFixed(1)} MB state, 5 runs)\n`);
+console.log("| store | op | plaintext | encrypted | ratio |");
+console.log("|---|---|---:|---:|---:|");
+for (const { name, plain, sealed } of rows) {
+  for (const op of ["append", "transfer", "snapshot", "reopen"]) {
+    console.log(`| ${name} | ${op} | ${f(plain[op])} | ${f(sealed[op])} | ${(sealed[op] / plain[op]).toFixed(2)}× |`);
+  }
+}
