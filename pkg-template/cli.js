@@ -14,6 +14,7 @@ const GLOBAL = {
   token: { type: "string", help: "its API key, sent as a Bearer token (env EDGEMEM_TOKEN)" },
   store: { type: "string", help: "a local store directory instead of a Worker (env EDGEMEM_STORE)" },
   "privacy-key-file": { type: "string", meta: "FILE", help: "with --store: a file holding the store's privacy key (env EDGEMEM_PRIVACY_KEY)" },
+  "encryption-key-file": { type: "string", meta: "FILE", help: "a file holding the encryption key: a Worker tenant's (base64url, 32 bytes), or a store's passphrase (env EDGEMEM_ENCRYPTION_KEY)" },
   namespace: { type: "string", help: "the tenant namespace" },
   json: { type: "boolean", help: "print the raw JSON response (JSON Lines for logs); errors as JSON on stderr" },
   help: { type: "boolean", short: "h", help: "show help (also: edgemem help [COMMAND])" },
@@ -129,6 +130,17 @@ function privacyKeyOf(v, env, local) {
   }
 }
 
+/** The encryption key: `--encryption-key-file` (one trailing newline dropped), else EDGEMEM_ENCRYPTION_KEY. */
+function encryptionKeyOf(v, env) {
+  const path = v["encryption-key-file"];
+  if (path === undefined) return env.EDGEMEM_ENCRYPTION_KEY || undefined;
+  try {
+    return readFileSync(path, "utf8").replace(/\r?\n$/, "");
+  } catch (err) {
+    throw usage(`cannot read --encryption-key-file ${path}: ${err.code ?? err.message}`);
+  }
+}
+
 // One line per error, so `2> log` stays greppable.
 const oneLine = (s) => String(s).replace(/\s*\n\s*/g, " ");
 
@@ -139,8 +151,9 @@ function target(v, env, cmd) {
   if (url && dir) throw usage("give a Worker (--url / EDGEMEM_URL) or a store (--store / EDGEMEM_STORE), not both");
   const namespace = v.namespace ?? undefined;
   const privacyKey = privacyKeyOf(v, env, Boolean(dir));
-  if (url) return httpTarget({ url, token: v.token ?? env.EDGEMEM_TOKEN, namespace });
-  if (dir) return localTarget({ dir, namespace, privacyKey, readOnly: cmd.local === "read" && v.follow === true });
+  const encryptionKey = encryptionKeyOf(v, env);
+  if (url) return httpTarget({ url, token: v.token ?? env.EDGEMEM_TOKEN, namespace, encryptionKey });
+  if (dir) return localTarget({ dir, namespace, privacyKey, passphrase: encryptionKey, readOnly: cmd.local === "read" && v.follow === true });
   if (cmd.local === "none") return { kind: "none", request: async () => ({ status: 200, json: {} }), close: async () => {} };
   throw usage("no target: pass --url URL (with --token) or --store DIR, or set EDGEMEM_URL or EDGEMEM_STORE");
 }

@@ -35,7 +35,7 @@ export const CEILING_ENCODING = "cl100k_base";
 
 // Codes that are about who is asking, whatever their status (503 for a
 // deployment with no auth configured is still an auth problem to the caller).
-const AUTH_CODES = new Set(["unauthorized", "scope_forbidden", "namespace_forbidden", "auth_not_configured"]);
+const AUTH_CODES = new Set(["unauthorized", "scope_forbidden", "namespace_forbidden", "auth_not_configured", "key_required", "decryption_failed"]);
 
 /**
  * The exit code of an HTTP status (and the API's error code). A 403 with
@@ -56,7 +56,7 @@ export function exitOf(status, code) {
 // an in-process error exits as the same request over HTTP would. Codes not
 // listed (conflicts, rule codes, transfer results) are refusals.
 const STATUS_OF_CODE = {
-  invalid_json: 400, invalid_query: 400, invalid_kind: 400, unauthorized: 401,
+  invalid_json: 400, invalid_query: 400, invalid_kind: 400, unauthorized: 401, key_required: 401, decryption_failed: 403,
   namespace_forbidden: 403, scope_forbidden: 403, records_quota_exceeded: 403, bytes_quota_exceeded: 403,
   ledger_accounts_quota_exceeded: 403, consent_required: 403, not_found: 404, method_not_allowed: 405,
   payload_too_large: 413, unsupported_media_type: 415, rate_limited: 429, hook_failed: 502, upstream_error: 502,
@@ -102,8 +102,12 @@ async function readBody(res) {
   return { status: res.status, text };
 }
 
-/** A Worker at `url`; `token` is sent as `Authorization: Bearer`. */
-export function httpTarget({ url, token, namespace }) {
+/**
+ * A Worker at `url`; `token` is sent as `Authorization: Bearer`, and
+ * `encryptionKey` (the tenant's key, base64url of 32 bytes) as
+ * `X-Edgemem-Encryption-Key`.
+ */
+export function httpTarget({ url, token, namespace, encryptionKey }) {
   let base;
   try {
     base = new URL(url);
@@ -113,7 +117,11 @@ export function httpTarget({ url, token, namespace }) {
   if (!["http:", "https:"].includes(base.protocol)) throw usage(`--url must be http or https, not ${base.protocol}`);
   // Keep a path prefix (https://host/edgemem) that `new URL("/v1/..", base)` would drop.
   const root = base.href.replace(/\/+$/, "");
-  const headers = (extra = {}) => ({ ...(token ? { authorization: `Bearer ${token}` } : {}), ...extra });
+  const headers = (extra = {}) => ({
+    ...(token ? { authorization: `Bearer ${token}` } : {}),
+    ...(encryptionKey ? { "x-edgemem-encryption-key": encryptionKey } : {}),
+    ...extra,
+  });
   const address = (path, query) => {
     const q = new URLSearchParams(queryString(query));
     if (namespace !== undefined) q.set("namespace", namespace);
@@ -195,7 +203,7 @@ export function httpTarget({ url, token, namespace }) {
  * was written with: user ids are sealed with it, so without it every
  * by-user route (search, forget, consent) silently matches nothing.
  */
-export function localTarget({ dir, namespace, readOnly = false, privacyKey }) {
+export function localTarget({ dir, namespace, readOnly = false, privacyKey, passphrase }) {
   let opened;
   const open = () =>
     (opened ??= (async () => {
@@ -207,7 +215,7 @@ export function localTarget({ dir, namespace, readOnly = false, privacyKey }) {
       const store = new FileStore(dir);
       const release = readOnly ? async () => {} : await store.lock();
       try {
-        return { store, release, memory: await Memory.open({ store, namespace, privacyKey }) };
+        return { store, release, memory: await Memory.open({ store, namespace, privacyKey, encryptionKey: passphrase === undefined ? undefined : { passphrase } }) };
       } catch (err) {
         await release();
         throw err;

@@ -340,8 +340,10 @@ impl MemoryCore {
             let target = backend::JsBackend::new_any(target)?;
             let config = StoreConfig { key_prefix, ..StoreConfig::default() };
             // An encrypted memory publishes a replica sealed under its key.
+            // One publish path (one instantiation): plaintext goes through
+            // the adapter's pass-through.
             let s = match inner.store.current_key().await {
-                None => inner.store.publish(&target, &config).await,
+                None => inner.store.publish_sealed(&Sealed::<_, WebCipher>::passthrough(target), &config).await,
                 Some(key) => match Sealed::for_publish(target, &config.key_prefix, key).await {
                     Ok(sealed) => inner.store.publish_sealed(&sealed, &config).await,
                     Err(e) => Err(e),

@@ -312,7 +312,9 @@ impl MemoryObject {
 /// Publishes to KV: a sealed tenant's replica is sealed under its key.
 async fn publish_to(store: &DoStore, kv: KvBackend, config: &StoreConfig) -> Result<crate::store::StoreStats, Error> {
     match store.current_key().await {
-        None => store.publish(&kv, config).await,
+        // One publish path (one instantiation): plaintext goes through the
+        // adapter's pass-through.
+        None => store.publish_sealed(&Sealed::passthrough(kv), config).await,
         Some(key) => store.publish_sealed(&Sealed::for_publish(kv, &config.key_prefix, key).await?, config).await,
     }
 }
