@@ -7,8 +7,12 @@
 //
 // * appends: `appendMessages` of one ~60-word turn, to a 200-turn session;
 // * ledger transfers: one transfer per call;
-// * snapshots: `memory.snapshot()` of a ~4 MB state, and the reopen
-//   (recovery) that reads it back.
+// * snapshots: `memory.snapshot()` of a state of several MB, and the
+//   reopen (recovery) that reads it back;
+// * the Worker under `wrangler dev` (workerd, whose WebCrypto runs
+//   synchronously): `POST .../messages` of one turn over loopback HTTP, with
+//   and without `X-Edgemem-Encryption-Key` (needs `make build`; skipped
+//   with CRYPT_WORKER=0).
 //
 //   make pkg && node benches/crypt.mjs
 //   CRYPT_CALLS=2000 node benches/crypt.mjs
@@ -17,7 +21,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import "fake-indexeddb/auto";
+import { randomBytes } from "node:crypto";
+import { fileURLToPath } from "node:url";
 import { FileStore, IndexedDBStore, Memory, MemoryStore } from "edgemem";
+import { startWranglerDev } from "../tests/e2e/wrangler-dev.mjs";
 
 const CALLS = Number(process.env.CRYPT_CALLS ?? 600);
 const SNAPSHOT_SESSIONS = Number(process.env.CRYPT_SNAPSHOT_SESSIONS ?? 400);
@@ -87,6 +94,28 @@ for (const [name, make] of Object.entries(STORES)) {
 }
 for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 
+/** p50 ms of one-turn appends through the Worker, plaintext and encrypted tenants. */
+async function worker() {
+  const dev = await startWranglerDev(fileURLToPath(new URL("../", import.meta.url)));
+  try {
+    const out = {};
+    for (const [name, key] of [["plain", undefined], ["sealed", randomBytes(32).toString("base64url")]]) {
+      const headers = { "content-type": "application/json", ...(key ? { "x-edgemem-encryption-key": key } : {}) };
+      const url = (p) => `${dev.url}v1/working-memory/s${p}?namespace=bench-${name}`;
+      await fetch(url(""), { method: "PUT", headers, body: JSON.stringify({ messages: Array.from({ length: 200 }, (_, i) => turn(i)) }) });
+      out[name] = await timed(CALLS, async (i) => {
+        const r = await fetch(url("/messages"), { method: "POST", headers, body: JSON.stringify({ messages: [turn(200 + i)] }) });
+        if (r.status !== 200) throw new Error(`append: ${r.status} ${await r.text()}`);
+        await r.arrayBuffer();
+      });
+    }
+    return out;
+  } finally {
+    await dev.stop();
+  }
+}
+const http = process.env.CRYPT_WORKER === "0" ? null : await worker();
+
 const f = (ms) => (ms < 1 ? `${(ms * 1000).toFixed(0)} µs` : `${ms.toFixed(2)} ms`);
 console.log(`encryption at rest: p50 per op, ${CALLS} calls each (snapshot: ${(rows[0].plain.bytes / 1e6).toFixed(1)} MB state, 5 runs)\n`);
 console.log("| store | op | plaintext | encrypted | ratio |");
@@ -96,3 +125,4 @@ for (const { name, plain, sealed } of rows) {
     console.log(`| ${name} | ${op} | ${f(plain[op])} | ${f(sealed[op])} | ${(sealed[op] / plain[op]).toFixed(2)}× |`);
   }
 }
+if (http) console.log(`| Worker (wrangler dev, HTTP) | append | ${f(http.plain)} | ${f(http.sealed)} | ${(http.sealed / http.plain).toFixed(2)}× |`);

@@ -314,7 +314,7 @@ async fn publish_to(store: &DoStore, kv: KvBackend, config: &StoreConfig) -> Res
     match store.current_key().await {
         // One publish path (one instantiation): plaintext goes through the
         // adapter's pass-through.
-        None => store.publish_sealed(&Sealed::passthrough(kv), config).await,
+        None => store.publish_sealed(&Sealed::<_, crate::webcrypto::WebCipher>::passthrough(kv), config).await,
         Some(key) => store.publish_sealed(&Sealed::for_publish(kv, &config.key_prefix, key).await?, config).await,
     }
 }
