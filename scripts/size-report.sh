@@ -43,10 +43,17 @@
 # written as MessagePack), which kept about 65 KB of per-type JSON decoding
 # out of the Worker; the export's JSON writers and the new ops and routes
 # are the rest.
+# Issue 20's encryption at rest (the Sealed adapter with its header, the
+# rotation on the snapshot protocol, the WebCrypto extern block, and in the
+# Worker the per-request key, the API-key binding and the rotate route)
+# took them to 1,361 KB / 1,649 KB: the npm budget holds, the Worker's is
+# raised to 1,655,000, a decision recorded here and in the issue's note.
+# One publish path (plaintext through the adapter's pass-through) kept a
+# second instantiation of the publish and sweep code out of both.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NPM_WASM_GZIP_BYTES_MAX=1365000
-WORKER_GZIP_BYTES_MAX=1645000
+WORKER_GZIP_BYTES_MAX=1655000
 
 gz() { gzip -9c "$@" | wc -c; }
 npm_raw=$(wc -c < pkg/edgemem_bg.wasm)
