@@ -32,13 +32,15 @@ mod recover;
 mod rotate;
 mod sealed;
 mod sweep;
+#[cfg(test)]
+mod test_cipher;
 
 pub use flights::{Flights, Leader, Turn};
 pub use memory::MemoryBackend;
 pub use rotate::Rotation;
 pub use sealed::{validate_key_id, Cipher, Header as CryptHeader, Kdf, Key, Sealed};
 #[cfg(test)]
-pub(crate) use sealed::test_cipher::TestCipher;
+pub(crate) use test_cipher::TestCipher;
 
 /// The key of the head record under `prefix` (whether a store or a
 /// published replica exists there).
