@@ -32,6 +32,7 @@ export type ErrorCode =
   | "store_unsuitable"
   | "key_required"
   | "decryption_failed"
+  | "shard_moved"
   | "encoding_not_loaded"
   | "internal"
   | "asset_exists_with_different_scale"
@@ -118,6 +119,9 @@ export const LIMITS: {
   readonly RECOVERY_LOG_PAGE_RECORDS: 16;
   readonly STORE_REPAIR_PAGE_KEYS: 16;
   readonly STORE_REPAIR_KEYS_MAX: 16384;
+  readonly SHARD_BUCKETS: 4096;
+  readonly SHARDS_MAX: 1024;
+  readonly SHARD_FANOUT_BRANCHING_MAX: 6;
   readonly CRYPT_KEY_ID_BYTES_MAX: 32;
   readonly CRYPT_ENVELOPE_BYTES_MAX: 65;
   readonly CRYPT_HEADER_BYTES_MAX: 4096;

@@ -109,7 +109,7 @@ pub fn status_of(err: &Error) -> u16 {
         Error::UnsupportedMediaType { .. } => 415,
         Error::AuthNotConfigured => 503,
         Error::NotFound { .. } => 404,
-        Error::Conflict { .. } => 409,
+        Error::Conflict { .. } | Error::ShardMoved { .. } => 409,
         Error::Rejected { .. } | Error::InvalidVector { .. } => 422,
         Error::HookFailed { .. } | Error::Upstream { .. } => 502,
         Error::UpstreamTimeout { .. } => 504,

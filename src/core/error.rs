@@ -237,6 +237,10 @@ pub enum Error {
     /// stored value failed authentication: a wrong key, or bytes altered in
     /// storage. Nothing was written. HTTP 403.
     DecryptionFailed { key_id: String, detail: String },
+    /// A request reached a shard under a stale map: the tenant's buckets
+    /// moved (`epoch`: the shard's current epoch). Nothing was done; the
+    /// front refreshes its map and retries. HTTP 409.
+    ShardMoved { epoch: u64 },
     /// A token encoding's ranks are not loaded on this host (load them with
     /// `Tokenizer.load`, or serve the rank assets). Where a count may be
     /// estimated instead, edgemem estimates rather than answer this. HTTP 503.
@@ -280,6 +284,7 @@ impl Error {
             Error::LogCorrupt { .. } => "log_corrupt",
             Error::Storage { .. } => "storage_error",
             Error::StoreUnsuitable { .. } => "store_unsuitable",
+            Error::ShardMoved { .. } => "shard_moved",
             Error::KeyRequired { .. } => "key_required",
             Error::DecryptionFailed { .. } => "decryption_failed",
             Error::EncodingNotLoaded { .. } => "encoding_not_loaded",
@@ -356,6 +361,7 @@ impl Error {
             "store_unsuitable",
             "key_required",
             "decryption_failed",
+            "shard_moved",
             "encoding_not_loaded",
             "internal",
         ];
@@ -411,6 +417,7 @@ impl fmt::Display for Error {
             Error::LogCorrupt { seq, reason } => write!(f, "op log record {seq} is corrupt: {reason}"),
             Error::Storage { detail } => write!(f, "storage failed: {detail}"),
             Error::StoreUnsuitable { detail } => write!(f, "store unsuitable: {detail}"),
+            Error::ShardMoved { epoch } => write!(f, "the tenant's shards moved (now at epoch {epoch}); refresh the map and retry"),
             Error::KeyRequired { key_id: Some(id) } => write!(f, "this store is encrypted under key {id:?}; open it with that key"),
             Error::KeyRequired { key_id: None } => write!(f, "this store is encrypted; open it with its key"),
             Error::DecryptionFailed { key_id, detail } => write!(f, "decryption failed under key {key_id:?}: {detail}; nothing was written"),
@@ -459,6 +466,7 @@ mod tests {
             Error::StoreUnsuitable { detail: String::new() },
             Error::EncodingNotLoaded { encoding: "o200k_base".into() },
             Error::KeyRequired { key_id: None },
+            Error::ShardMoved { epoch: 2 },
             Error::DecryptionFailed { key_id: "k".into(), detail: String::new() },
             Error::Internal { detail: String::new() },
         ];

@@ -93,6 +93,16 @@ limits! {
     /// Keys one repair deletes. A larger backlog is finished by the next
     /// snapshots, so no single op waits on an unbounded cleanup.
     pub const STORE_REPAIR_KEYS_MAX: usize = 16_384;
+    /// Buckets of one tenant (issue 21): records, episodes and sessions hash
+    /// into them, and a shard owns whole buckets, so a tenant can be split
+    /// into at most this many shards without moving one user's records
+    /// apart.
+    pub const SHARD_BUCKETS: usize = 4096;
+    /// Shards of one tenant.
+    pub const SHARDS_MAX: usize = 1024;
+    /// Calls one node of a tenant-wide fan-out makes at once: Workers allow
+    /// six simultaneous open connections per invocation.
+    pub const SHARD_FANOUT_BRANCHING_MAX: usize = 6;
     /// Longest encryption key id: it is stored in every sealed value's
     /// envelope, in plaintext (`[A-Za-z0-9._-]`, at least one byte).
     pub const CRYPT_KEY_ID_BYTES_MAX: usize = 32;

@@ -26,6 +26,7 @@ pub mod privacy;
 pub mod retrieval;
 pub mod service_cache;
 pub mod session;
+pub mod shard;
 pub mod summary_views;
 pub mod time;
 /// Time expressions in queries ("last May") as windows a search can favour.

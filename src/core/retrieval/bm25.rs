@@ -371,10 +371,71 @@ impl Bm25Index {
             return Ok(());
         }
         self.query_terms(query, scratch);
-        if scratch.query_terms.is_empty() {
+        let avgdl = self.total_len as f32 / self.live_docs as f32;
+        self.search_weighted(avgdl, k, filter, scratch, out);
+        Ok(())
+    }
+
+    /// One query's corpus statistics here: what a search over several
+    /// indexes (shards) sums, so that each scores with the same IDF and
+    /// average length as one index holding every document would. Lists
+    /// every distinct query token, known here or not (bounded by
+    /// [`limits::QUERY_TEXT_BYTES_MAX`]).
+    pub fn query_stats(&self, query: &str, scratch: &mut Bm25Scratch) -> Result<QueryStats> {
+        if query.len() > limits::QUERY_TEXT_BYTES_MAX {
+            return Err(Error::too_large("query", query.len(), limits::QUERY_TEXT_BYTES_MAX));
+        }
+        let mut terms: Vec<(u64, u32, u64)> = Vec::new();
+        let mut buf = std::mem::take(&mut scratch.buf);
+        self.analyzer.for_each_token(query, &mut buf, |t| {
+            let hash = term_hash(t);
+            match terms.iter_mut().find(|e| e.0 == hash) {
+                Some(e) => e.1 = e.1.saturating_add(1),
+                None => {
+                    let df = self.term_ids.get(&hash).and_then(|&id| self.terms.get(id as usize)).map_or(0, |t| t.postings.len()) as u64;
+                    terms.push((hash, 1, df));
+                }
+            }
+        });
+        scratch.buf = buf;
+        Ok(QueryStats { docs: self.live_docs as u64, total_len: self.total_len, terms })
+    }
+
+    /// [`Bm25Index::search`] under corpus statistics summed over several
+    /// indexes ([`QueryStats::merge`]): the scores, and so the merged order,
+    /// are exactly those of one index holding every document.
+    pub fn search_with_stats(&self, stats: &QueryStats, k: usize, filter: KeyFilter<'_>, scratch: &mut Bm25Scratch, out: &mut Vec<(u64, f32)>) -> Result<()> {
+        out.clear();
+        if let KeyFilter::Subset(keys) = filter {
+            if keys.windows(2).any(|w| w[0] >= w[1]) {
+                return Err(Error::invalid("subset", "keys must be sorted ascending without duplicates"));
+            }
+        }
+        let k = k.min(limits::KEYWORD_RESULTS_MAX);
+        if k == 0 || self.live_docs == 0 || stats.docs == 0 {
             return Ok(());
         }
-        let avgdl = self.total_len as f32 / self.live_docs as f32;
+        // The terms one index would weigh: known somewhere, in order of
+        // first appearance, at most QUERY_TERMS_MAX of them.
+        let (n, k1) = (stats.docs as f32, self.params.k1);
+        scratch.query_terms.clear();
+        for &(hash, qtf, df) in stats.terms.iter().filter(|t| t.2 > 0).take(limits::QUERY_TERMS_MAX) {
+            if let Some(&id) = self.term_ids.get(&hash) {
+                // Associated as `query_terms` does, so the weights are bit for bit equal.
+                scratch.query_terms.push((id, qtf as f32 * (idf(n, df as f32) * (k1 + 1.0))));
+            }
+        }
+        let avgdl = stats.total_len as f32 / n;
+        self.search_weighted(avgdl, k, filter, scratch, out);
+        Ok(())
+    }
+
+    /// Scores the documents matching `scratch.query_terms` (term id and
+    /// weight) with average length `avgdl`, and writes the top `k`.
+    fn search_weighted(&self, avgdl: f32, k: usize, filter: KeyFilter<'_>, scratch: &mut Bm25Scratch, out: &mut Vec<(u64, f32)>) {
+        if scratch.query_terms.is_empty() {
+            return;
+        }
         let (k1, b) = (self.params.k1, self.params.b);
         // Per-document length factor of the denominator.
         let norm = |len: u32| k1 * (1.0 - b + b * (len as f32 / avgdl.max(f32::MIN_POSITIVE)));
@@ -436,7 +497,6 @@ impl Bm25Index {
             }
         }
         self.top_k(k, scratch, out);
-        Ok(())
     }
 
     /// The score a document matching every known term of `query` would
@@ -500,6 +560,39 @@ impl Bm25Index {
             + self.docs.capacity() * size_of::<Doc>()
             + self.docs.iter().map(|d| d.term_ids.len() * size_of::<u32>() + d.tfs.len()).sum::<usize>()
             + (self.free_terms.capacity() + self.free_slots.capacity()) * size_of::<u32>()
+    }
+}
+
+/// One query's corpus statistics in one index ([`Bm25Index::query_stats`]).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct QueryStats {
+    /// Live documents.
+    pub docs: u64,
+    /// Their summed lengths in tokens.
+    pub total_len: u64,
+    /// Each distinct query token, in order of first appearance: its hash,
+    /// its count in the query and its document frequency.
+    pub terms: Vec<(u64, u32, u64)>,
+}
+
+impl QueryStats {
+    /// Sums the statistics of one query from several indexes. They must
+    /// list the same tokens in the same order (the same query, analyzer
+    /// and build), else the merge is refused.
+    pub fn merge(parts: &[QueryStats]) -> Result<QueryStats> {
+        let Some(first) = parts.first() else { return Ok(QueryStats::default()) };
+        let mut out = QueryStats { docs: 0, total_len: 0, terms: first.terms.iter().map(|&(h, q, _)| (h, q, 0)).collect() };
+        for p in parts {
+            if p.terms.len() != out.terms.len() || p.terms.iter().zip(&out.terms).any(|(a, b)| a.0 != b.0 || a.1 != b.1) {
+                return Err(Error::invalid("stats", "the indexes analyzed the query differently"));
+            }
+            out.docs = out.docs.saturating_add(p.docs);
+            out.total_len = out.total_len.saturating_add(p.total_len);
+            for (o, t) in out.terms.iter_mut().zip(&p.terms) {
+                o.2 = o.2.saturating_add(t.2);
+            }
+        }
+        Ok(out)
     }
 }
 

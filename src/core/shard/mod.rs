@@ -1,0 +1,256 @@
+//! One tenant across several Durable Objects (issue 21), the pure part:
+//! which bucket a record belongs to, which shard owns a bucket at an epoch,
+//! where a search must go, how a fan-out is shaped, and how shards' answers
+//! merge so that a sharded search ranks exactly like one index.
+//!
+//! * **Buckets.** A tenant has [`limits::SHARD_BUCKETS`] buckets. Long-term
+//!   records and episodes fall in the bucket of their `user_id` (of their
+//!   own id when they have none), so one user's memories live together and
+//!   a search pinned to one user asks one shard. Sessions fall in the bucket
+//!   of their session id. The hash is SHA-256 under a fixed label: stable
+//!   across builds, platforms and languages.
+//! * **The map** ([`ShardMap`]) assigns every bucket to one shard and
+//!   carries an epoch, bumped by every change. A shard serves a request only
+//!   at the epoch the request was routed under ([`ShardMap::check`]);
+//!   otherwise it answers `shard_moved` and the front refreshes its map.
+//! * **Fan-out** goes out as a tree of at most
+//!   [`limits::SHARD_FANOUT_BRANCHING_MAX`] calls per hop ([`fanout_tree`]),
+//!   the platform's limit on open connections per invocation.
+//! * **Merging** ([`merge_top_k`]): each shard scores with tenant-wide BM25
+//!   statistics ([`crate::core::retrieval::bm25::QueryStats::merge`]), so
+//!   merging by score, ties by key, reproduces one index's order exactly.
+//!
+//! Nothing here is wired to the Worker yet: the objects, the directory and
+//! resharding build on it.
+
+use sha2::{Digest, Sha256};
+
+use crate::core::error::{Error, Result};
+use crate::core::limits;
+use crate::core::retrieval::filter::Filter;
+
+/// A bucket, `0..SHARD_BUCKETS`.
+pub type Bucket = u16;
+
+/// A shard's index in its tenant's map (its object is named from it).
+pub type ShardId = u16;
+
+/// The bucket of a routing key (a user id, a record id, a session id).
+pub fn bucket_of(key: &str) -> Bucket {
+    let mut h = Sha256::new();
+    h.update(b"edgemem bucket v1\0");
+    h.update(key.as_bytes());
+    let d = h.finalize();
+    (u16::from_be_bytes([d[0], d[1]]) as usize % limits::SHARD_BUCKETS) as Bucket
+}
+
+/// The bucket of a long-term record or episode: its user's, or its own id's
+/// when it has no user.
+pub fn record_bucket(user_id: Option<&str>, id: &str) -> Bucket {
+    bucket_of(user_id.unwrap_or(id))
+}
+
+/// Which shard owns each bucket, at an epoch.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ShardMap {
+    /// Bumped by every change of ownership.
+    pub epoch: u64,
+    /// Owner runs: `(first bucket, shard)`, ascending by first bucket, the
+    /// first at bucket 0; a run ends where the next begins.
+    runs: Vec<(Bucket, ShardId)>,
+}
+
+impl ShardMap {
+    /// One shard owning every bucket: the default, which behaves exactly
+    /// like an unsharded tenant.
+    pub fn single() -> ShardMap {
+        ShardMap { epoch: 1, runs: vec![(0, 0)] }
+    }
+
+    /// Checks a map read from storage or the network.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |reason: &str| Err(Error::invalid("shard_map", reason.to_owned()));
+        if self.runs.first().map(|r| r.0) != Some(0) {
+            return bad("the first run must start at bucket 0");
+        }
+        if self.runs.windows(2).any(|w| w[0].0 >= w[1].0 || w[0].1 == w[1].1) {
+            return bad("runs must ascend and neighbours must differ");
+        }
+        if self.runs.iter().any(|r| r.0 as usize >= limits::SHARD_BUCKETS || r.1 as usize >= limits::SHARDS_MAX) {
+            return bad("a bucket or a shard is out of range");
+        }
+        Ok(())
+    }
+
+    /// The shard that owns `bucket`.
+    pub fn owner(&self, bucket: Bucket) -> ShardId {
+        let i = self.runs.partition_point(|r| r.0 <= bucket);
+        self.runs[i.saturating_sub(1)].1
+    }
+
+    /// Every shard that owns at least one bucket, ascending.
+    pub fn shards(&self) -> Vec<ShardId> {
+        let mut s: Vec<ShardId> = self.runs.iter().map(|r| r.1).collect();
+        s.sort_unstable();
+        s.dedup();
+        s
+    }
+
+    /// How many buckets `shard` owns.
+    pub fn bucket_count(&self, shard: ShardId) -> usize {
+        self.ranges().filter(|r| r.2 == shard).map(|r| usize::from(r.1 - r.0)).sum()
+    }
+
+    /// `(first, end exclusive, shard)` of each run.
+    fn ranges(&self) -> impl Iterator<Item = (Bucket, Bucket, ShardId)> + '_ {
+        self.runs.iter().enumerate().map(|(i, r)| (r.0, self.runs.get(i + 1).map_or(limits::SHARD_BUCKETS as Bucket, |n| n.0), r.1))
+    }
+
+    /// A request routed at `epoch` to `shard` for `bucket`: refused with
+    /// `shard_moved` unless this map is at that epoch and `shard` owns it.
+    pub fn check(&self, epoch: u64, shard: ShardId, bucket: Bucket) -> Result<()> {
+        if epoch != self.epoch || self.owner(bucket) != shard {
+            return Err(Error::ShardMoved { epoch: self.epoch });
+        }
+        Ok(())
+    }
+
+    /// The map after `shard` hands the upper half of its buckets (by count)
+    /// to the new shard `to`, at the next epoch. Refused when `shard` owns
+    /// fewer than two buckets, `to` already owns some, or the map is full.
+    pub fn split(&self, shard: ShardId, to: ShardId) -> Result<ShardMap> {
+        let owned = self.bucket_count(shard);
+        if owned < 2 {
+            return Err(Error::invalid("shard", format!("shard {shard} owns {owned} bucket(s); it cannot split")));
+        }
+        if self.bucket_count(to) > 0 || to as usize >= limits::SHARDS_MAX {
+            return Err(Error::invalid("to", format!("shard {to} is in use or out of range")));
+        }
+        let epoch = self.epoch.checked_add(1).ok_or_else(|| Error::Internal { detail: "the shard map's epoch cannot grow".into() })?;
+        // Walk the shard's buckets in order; from the middle one on, they move.
+        let mut keep = owned / 2;
+        let mut owners: Vec<(Bucket, Bucket, ShardId)> = Vec::new();
+        for (first, end, owner) in self.ranges() {
+            if owner != shard {
+                owners.push((first, end, owner));
+                continue;
+            }
+            let len = usize::from(end - first);
+            let kept = keep.min(len);
+            keep -= kept;
+            if kept > 0 {
+                owners.push((first, first + kept as Bucket, shard));
+            }
+            if kept < len {
+                owners.push((first + kept as Bucket, end, to));
+            }
+        }
+        let mut runs: Vec<(Bucket, ShardId)> = Vec::new();
+        for (first, _, owner) in owners {
+            if runs.last().map(|r| r.1) != Some(owner) {
+                runs.push((first, owner));
+            }
+        }
+        let map = ShardMap { epoch, runs };
+        map.validate()?;
+        Ok(map)
+    }
+}
+
+/// Where a request goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Route {
+    /// Exactly one shard holds everything the request can match.
+    One(ShardId),
+    /// These shards (ascending) each hold part of it.
+    FanOut(Vec<ShardId>),
+}
+
+/// Where a long-term search goes: to one shard when its filter pins the
+/// user (`user_id: {eq}`, or `{any}` whose users share a shard), to the
+/// shards of the listed users for `{any}`, else to every shard. A user
+/// filter never matches a record without a user, so records hashed by their
+/// own id are never missed.
+pub fn route_search(filter: &Filter, map: &ShardMap) -> Route {
+    let users: Option<Vec<&str>> = filter.user_id.as_ref().and_then(|u| match (&u.eq, &u.any) {
+        (Some(eq), _) => Some(vec![eq.as_str()]),
+        (None, Some(any)) => Some(any.iter().map(String::as_str).collect()),
+        _ => None,
+    });
+    let mut shards: Vec<ShardId> = match users {
+        Some(users) => users.iter().map(|u| map.owner(bucket_of(u))).collect(),
+        None => map.shards(),
+    };
+    shards.sort_unstable();
+    shards.dedup();
+    match shards.as_slice() {
+        [one] => Route::One(*one),
+        // `user_id: {any: []}` matches nothing: ask one shard for the empty answer.
+        [] => Route::One(map.owner(0)),
+        _ => Route::FanOut(shards),
+    }
+}
+
+/// One hop of a fan-out tree: a node calls each child, which answers for
+/// the shards of its subtree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FanOut {
+    /// The shard this node asks itself (a leaf has one, an inner node none).
+    pub shard: Option<ShardId>,
+    /// The calls this node makes, at most `branching`.
+    pub children: Vec<FanOut>,
+}
+
+impl FanOut {
+    /// The shards in this subtree, in order.
+    pub fn shards(&self) -> Vec<ShardId> {
+        let mut out: Vec<ShardId> = self.shard.into_iter().collect();
+        for c in &self.children {
+            out.extend(c.shards());
+        }
+        out
+    }
+
+    /// Hops from this node to its deepest leaf.
+    pub fn depth(&self) -> usize {
+        self.children.iter().map(|c| 1 + c.depth()).max().unwrap_or(0)
+    }
+}
+
+/// The fan-out over `shards` as a tree with at most `branching` calls per
+/// node (clamped to 2..=[`limits::SHARD_FANOUT_BRANCHING_MAX`]), balanced so
+/// its depth is `ceil(log_branching(n))`.
+pub fn fanout_tree(shards: &[ShardId], branching: usize) -> FanOut {
+    let b = branching.clamp(2, limits::SHARD_FANOUT_BRANCHING_MAX);
+    match shards {
+        [one] => FanOut { shard: Some(*one), children: Vec::new() },
+        _ if shards.len() <= b => FanOut { shard: None, children: shards.iter().map(|&s| FanOut { shard: Some(s), children: Vec::new() }).collect() },
+        _ => {
+            // Each child takes a contiguous share, the sizes differing by at most one.
+            let (n, per, extra) = (shards.len(), shards.len() / b, shards.len() % b);
+            let mut children = Vec::with_capacity(b);
+            let mut at = 0;
+            for i in 0..b {
+                let len = per + usize::from(i < extra);
+                children.push(fanout_tree(&shards[at..at + len], b));
+                at += len;
+            }
+            debug_assert_eq!(at, n);
+            FanOut { shard: None, children }
+        }
+    }
+}
+
+/// Merges shards' top-k lists (each by descending score, ties by ascending
+/// key, as every index answers) into the tenant's top `k`, in the same
+/// order. With scores computed under tenant-wide statistics this is exactly
+/// one index's answer.
+pub fn merge_top_k(lists: &[Vec<(u64, f32)>], k: usize) -> Vec<(u64, f32)> {
+    let mut all: Vec<(u64, f32)> = lists.iter().flatten().copied().collect();
+    all.sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    all.truncate(k);
+    all
+}
+
+#[cfg(test)]
+mod tests;

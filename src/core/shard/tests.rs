@@ -1,0 +1,217 @@
+//! The shard map, routing, the fan-out tree, and the exact-merge property:
+//! BM25 over shards under tenant-wide statistics ranks exactly like one
+//! index holding the same documents.
+
+use super::*;
+use crate::core::retrieval::bm25::{Bm25Index, Bm25Scratch, KeyFilter, QueryStats};
+use crate::core::retrieval::filter::TagFilter;
+
+/// A small seeded PRNG (xorshift64*), so each case is reproducible.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+#[test]
+fn buckets_are_stable_and_spread() {
+    // Pinned, computed independently (Python's hashlib:
+    // `int.from_bytes(sha256(b"edgemem bucket v1\0" + key)[:2], "big") % 4096`):
+    // a change of hash would move every tenant's records.
+    let pinned: Vec<Bucket> = ["ana", "bo", "user-123", ""].iter().map(|k| bucket_of(k)).collect();
+    assert_eq!(pinned, PINNED_BUCKETS, "the bucket hash changed");
+    let mut counts = vec![0u32; limits::SHARD_BUCKETS];
+    for i in 0..200_000 {
+        counts[bucket_of(&format!("user-{i}")) as usize] += 1;
+    }
+    // 48.8 per bucket on average; a uniform hash stays well within 20..90.
+    assert!(counts.iter().all(|&c| (20..90).contains(&c)), "min {} max {}", counts.iter().min().unwrap(), counts.iter().max().unwrap());
+    assert_eq!(record_bucket(Some("ana"), "m1"), bucket_of("ana"));
+    assert_eq!(record_bucket(None, "m1"), bucket_of("m1"));
+}
+
+const PINNED_BUCKETS: [Bucket; 4] = [PIN_ANA, PIN_BO, PIN_USER, PIN_EMPTY];
+const PIN_ANA: Bucket = 1761;
+const PIN_BO: Bucket = 3383;
+const PIN_USER: Bucket = 1052;
+const PIN_EMPTY: Bucket = 171;
+
+#[test]
+fn splits_keep_every_bucket_owned_once_and_bump_the_epoch() {
+    let mut map = ShardMap::single();
+    assert_eq!((map.epoch, map.shards()), (1, vec![0]));
+    map = map.split(0, 1).unwrap();
+    map = map.split(0, 2).unwrap();
+    map = map.split(1, 3).unwrap();
+    assert_eq!(map.epoch, 4);
+    assert_eq!(map.shards(), vec![0, 1, 2, 3]);
+    let counts: Vec<usize> = (0..4).map(|s| map.bucket_count(s)).collect();
+    assert_eq!(counts.iter().sum::<usize>(), limits::SHARD_BUCKETS);
+    assert_eq!(counts, vec![1024, 1024, 1024, 1024]);
+    for b in 0..limits::SHARD_BUCKETS as Bucket {
+        assert!(map.shards().contains(&map.owner(b)));
+    }
+    map.validate().unwrap();
+    let json = serde_json::to_string(&map).unwrap();
+    assert_eq!(serde_json::from_str::<ShardMap>(&json).unwrap(), map);
+    // Refusals.
+    assert_eq!(map.split(0, 1).unwrap_err().code(), "invalid_input", "shard 1 is in use");
+    assert_eq!(map.split(9, 10).unwrap_err().code(), "invalid_input", "shard 9 owns nothing");
+    let mut tiny = ShardMap::single();
+    for to in 1..12 {
+        tiny = tiny.split(0, to).unwrap();
+    }
+    assert_eq!(tiny.bucket_count(0), 2);
+    tiny = tiny.split(0, 12).unwrap();
+    assert_eq!(tiny.split(0, 13).unwrap_err().code(), "invalid_input", "one bucket cannot split");
+    let broken: ShardMap = serde_json::from_str(r#"{"epoch":1,"runs":[[5,0]]}"#).unwrap();
+    assert_eq!(broken.validate().unwrap_err().code(), "invalid_input");
+    let broken: ShardMap = serde_json::from_str(r#"{"epoch":1,"runs":[[0,0],[9,0]]}"#).unwrap();
+    assert_eq!(broken.validate().unwrap_err().code(), "invalid_input");
+}
+
+#[test]
+fn a_stale_epoch_or_a_moved_bucket_is_shard_moved() {
+    let before = ShardMap::single();
+    let after = before.split(0, 1).unwrap();
+    let moved = (0..limits::SHARD_BUCKETS as Bucket).find(|&b| after.owner(b) == 1).unwrap();
+    before.check(1, 0, moved).unwrap();
+    assert_eq!(after.check(1, 0, moved).unwrap_err(), Error::ShardMoved { epoch: 2 }, "routed under the old epoch");
+    assert_eq!(after.check(2, 0, moved).unwrap_err().code(), "shard_moved", "the bucket is not this shard's any more");
+    after.check(2, 1, moved).unwrap();
+}
+
+#[test]
+fn searches_pinned_to_users_go_to_their_shards_only() {
+    let mut map = ShardMap::single();
+    for to in 1..8 {
+        map = map.split(to - 1, to).unwrap();
+    }
+    let user = |eq: Option<&str>, any: Option<&[&str]>| Filter {
+        user_id: Some(TagFilter { eq: eq.map(str::to_owned), any: any.map(|a| a.iter().map(|s| s.to_string()).collect()), ..TagFilter::default() }),
+        ..Filter::default()
+    };
+    assert_eq!(route_search(&user(Some("ana"), None), &map), Route::One(map.owner(bucket_of("ana"))));
+    let many = ["ana", "bo", "cy", "di", "ed", "flo"];
+    let mut expect: Vec<ShardId> = many.iter().map(|u| map.owner(bucket_of(u))).collect();
+    expect.sort_unstable();
+    expect.dedup();
+    let routed = route_search(&user(None, Some(&many)), &map);
+    match (&routed, expect.len()) {
+        (Route::One(s), 1) => assert_eq!(vec![*s], expect),
+        (Route::FanOut(s), _) => assert_eq!(*s, expect),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(route_search(&Filter::default(), &map), Route::FanOut(map.shards()));
+    // A filter on something else than the user cannot pin a shard.
+    let ne = Filter { user_id: Some(TagFilter { ne: Some("ana".into()), ..TagFilter::default() }), ..Filter::default() };
+    assert_eq!(route_search(&ne, &map), Route::FanOut(map.shards()));
+    assert_eq!(route_search(&Filter::default(), &ShardMap::single()), Route::One(0));
+}
+
+#[test]
+fn fanout_trees_are_bounded_and_cover_each_shard_once() {
+    for n in 1..=300u16 {
+        let shards: Vec<ShardId> = (0..n).collect();
+        for b in 2..=limits::SHARD_FANOUT_BRANCHING_MAX {
+            let tree = fanout_tree(&shards, b);
+            assert_eq!(tree.shards(), shards, "n={n} b={b}");
+            fn widest(t: &FanOut) -> usize {
+                t.children.iter().map(widest).max().unwrap_or(0).max(t.children.len())
+            }
+            assert!(widest(&tree) <= b, "n={n} b={b}");
+            let mut depth = 0;
+            while b.pow(depth) < n as usize {
+                depth += 1;
+            }
+            assert_eq!(tree.depth(), depth as usize, "n={n} b={b}");
+        }
+    }
+    // A branching past the platform's limit is clamped to it.
+    let wide = fanout_tree(&(0..36).collect::<Vec<_>>(), 50);
+    assert_eq!(wide.children.len(), limits::SHARD_FANOUT_BRANCHING_MAX);
+}
+
+const WORDS: [&str; 24] = [
+    "metric", "units", "lisbon", "flight", "budget", "vegan", "wallet", "address", "plan", "team", "timezone", "berlin", "coffee", "jazz", "marathon",
+    "allergy", "peanut", "invoice", "refund", "window", "seat", "friday", "hotel", "museum",
+];
+
+fn text(rng: &mut Rng) -> String {
+    let n = 1 + rng.below(12) as usize;
+    (0..n).map(|_| WORDS[rng.below(WORDS.len() as u64) as usize]).collect::<Vec<_>>().join(" ")
+}
+
+/// The exact-merge property: for random corpora split over 1–16 shards by
+/// user bucket, every query's merged top k under summed statistics equals
+/// one index's top k, keys and scores bit for bit.
+#[test]
+fn sharded_bm25_under_tenant_wide_statistics_ranks_exactly_like_one_index() {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut checked = 0;
+    for case in 0..60 {
+        let shard_count = 1 + (case % 16) as u16;
+        let mut map = ShardMap::single();
+        for to in 1..shard_count {
+            let biggest = map.shards().into_iter().max_by_key(|&s| map.bucket_count(s)).unwrap();
+            map = map.split(biggest, to).unwrap();
+        }
+        let docs = 20 + rng.below(300);
+        let mut one = Bm25Index::default();
+        let mut shards: Vec<Bm25Index> = (0..shard_count).map(|_| Bm25Index::default()).collect();
+        for key in 0..docs {
+            let body = text(&mut rng);
+            let user = format!("user-{}", rng.below(40));
+            one.add(key, &body).unwrap();
+            shards[map.owner(record_bucket(Some(&user), &key.to_string())) as usize].add(key, &body).unwrap();
+        }
+        // Some removals, as a live index has.
+        for _ in 0..docs / 10 {
+            let key = rng.below(docs);
+            if one.remove(key) {
+                assert!(shards.iter_mut().any(|s| s.remove(key)));
+            }
+        }
+        let mut scratch = Bm25Scratch::default();
+        for _ in 0..10 {
+            let query = format!("{} unknownword {}", text(&mut rng), WORDS[rng.below(24) as usize]);
+            let k = 1 + rng.below(25) as usize;
+            let mut expected = Vec::new();
+            one.search(&query, k, KeyFilter::All, &mut scratch, &mut expected).unwrap();
+            let stats: Vec<QueryStats> = shards.iter().map(|s| s.query_stats(&query, &mut scratch).unwrap()).collect();
+            let global = QueryStats::merge(&stats).unwrap();
+            let lists: Vec<Vec<(u64, f32)>> = shards
+                .iter()
+                .map(|s| {
+                    let mut out = Vec::new();
+                    s.search_with_stats(&global, k, KeyFilter::All, &mut scratch, &mut out).unwrap();
+                    out
+                })
+                .collect();
+            let merged = merge_top_k(&lists, k);
+            let bits = |l: &[(u64, f32)]| l.iter().map(|&(key, s)| (key, s.to_bits())).collect::<Vec<_>>();
+            assert_eq!(bits(&merged), bits(&expected), "case {case}, {shard_count} shards, query {query:?}");
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 600);
+}
+
+#[test]
+fn statistics_from_differently_analyzed_queries_do_not_merge() {
+    let mut a = Bm25Index::default();
+    a.add(1, "metric units").unwrap();
+    let mut scratch = Bm25Scratch::default();
+    let x = a.query_stats("metric units", &mut scratch).unwrap();
+    let y = a.query_stats("units metric", &mut scratch).unwrap();
+    assert_eq!(QueryStats::merge(&[x.clone(), y]).unwrap_err().code(), "invalid_input");
+    assert_eq!(QueryStats::merge(&[x.clone(), x.clone()]).unwrap().docs, 2);
+    assert_eq!(a.query_stats(&"x".repeat(limits::QUERY_TEXT_BYTES_MAX + 1), &mut scratch).unwrap_err().code(), "payload_too_large");
+}
