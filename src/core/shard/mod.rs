@@ -4,21 +4,28 @@
 //! merge so that a sharded search ranks exactly like one index.
 //!
 //! * **Buckets.** A tenant has [`limits::SHARD_BUCKETS`] buckets. Long-term
-//!   records and episodes fall in the bucket of their `user_id` (of their
-//!   own id when they have none), so one user's memories live together and
-//!   a search pinned to one user asks one shard. Sessions fall in the bucket
-//!   of their session id. The hash is SHA-256 under a fixed label: stable
-//!   across builds, platforms and languages.
+//!   records fall in the bucket of their `user_id` (of their own id when
+//!   they have none), so one user's memories live together and a search
+//!   pinned to one user asks one shard. Episodes, which have no user, fall
+//!   in their agent's bucket; sessions in their session id's. The hash is
+//!   SHA-256 under a fixed label: stable across builds, platforms and
+//!   languages.
 //! * **The map** ([`ShardMap`]) assigns every bucket to one shard and
-//!   carries an epoch, bumped by every change. A shard serves a request only
-//!   at the epoch the request was routed under ([`ShardMap::check`]);
-//!   otherwise it answers `shard_moved` and the front refreshes its map.
-//! * **Fan-out** goes out as a tree of at most
-//!   [`limits::SHARD_FANOUT_BRANCHING_MAX`] calls per hop ([`fanout_tree`]),
-//!   the platform's limit on open connections per invocation.
+//!   carries an epoch, bumped by every change; each run of buckets also
+//!   remembers the epoch since which its shard owns it. A shard serves a
+//!   request for a bucket it owns when the request was routed at that epoch
+//!   or later ([`ShardMap::check`]), so a split need not be broadcast to the
+//!   shards it leaves alone; otherwise it answers `shard_moved` and the front
+//!   refreshes its map.
+//! * **Fan-out** goes out as a tree whose every node is a shard that
+//!   searches itself and calls at most
+//!   [`limits::SHARD_FANOUT_BRANCHING_MAX`] others ([`fanout_tree`]), the
+//!   platform's limit on open connections per invocation: n shards, n calls.
 //! * **Merging** ([`merge_top_k`]): each shard scores with tenant-wide BM25
 //!   statistics ([`crate::core::retrieval::bm25::QueryStats::merge`]), so
-//!   merging by score, ties by key, reproduces one index's order exactly.
+//!   merging by score reproduces one index's scores exactly; ties break by
+//!   a tenant-wide key (the record id), since each shard's internal keys are
+//!   its own.
 //!
 //! Nothing here is wired to the Worker yet: the objects, the directory and
 //! resharding build on it.
@@ -55,16 +62,17 @@ pub fn record_bucket(user_id: Option<&str>, id: &str) -> Bucket {
 pub struct ShardMap {
     /// Bumped by every change of ownership.
     pub epoch: u64,
-    /// Owner runs: `(first bucket, shard)`, ascending by first bucket, the
-    /// first at bucket 0; a run ends where the next begins.
-    runs: Vec<(Bucket, ShardId)>,
+    /// Owner runs: `(first bucket, shard, epoch since which the shard owns
+    /// them)`, ascending by first bucket, the first at bucket 0; a run ends
+    /// where the next begins.
+    runs: Vec<(Bucket, ShardId, u64)>,
 }
 
 impl ShardMap {
     /// One shard owning every bucket: the default, which behaves exactly
     /// like an unsharded tenant.
     pub fn single() -> ShardMap {
-        ShardMap { epoch: 1, runs: vec![(0, 0)] }
+        ShardMap { epoch: 1, runs: vec![(0, 0, 1)] }
     }
 
     /// Checks a map read from storage or the network.
@@ -73,19 +81,26 @@ impl ShardMap {
         if self.runs.first().map(|r| r.0) != Some(0) {
             return bad("the first run must start at bucket 0");
         }
-        if self.runs.windows(2).any(|w| w[0].0 >= w[1].0 || w[0].1 == w[1].1) {
+        if self.runs.windows(2).any(|w| w[0].0 >= w[1].0 || (w[0].1, w[0].2) == (w[1].1, w[1].2)) {
             return bad("runs must ascend and neighbours must differ");
         }
         if self.runs.iter().any(|r| r.0 as usize >= limits::SHARD_BUCKETS || r.1 as usize >= limits::SHARDS_MAX) {
             return bad("a bucket or a shard is out of range");
+        }
+        if self.runs.iter().any(|r| r.2 == 0 || r.2 > self.epoch) {
+            return bad("a run's epoch must be between 1 and the map's");
         }
         Ok(())
     }
 
     /// The shard that owns `bucket`.
     pub fn owner(&self, bucket: Bucket) -> ShardId {
+        self.run(bucket).1
+    }
+
+    fn run(&self, bucket: Bucket) -> (Bucket, ShardId, u64) {
         let i = self.runs.partition_point(|r| r.0 <= bucket);
-        self.runs[i.saturating_sub(1)].1
+        self.runs[i.saturating_sub(1)]
     }
 
     /// Every shard that owns at least one bucket, ascending.
@@ -102,14 +117,18 @@ impl ShardMap {
     }
 
     /// `(first, end exclusive, shard)` of each run.
-    fn ranges(&self) -> impl Iterator<Item = (Bucket, Bucket, ShardId)> + '_ {
-        self.runs.iter().enumerate().map(|(i, r)| (r.0, self.runs.get(i + 1).map_or(limits::SHARD_BUCKETS as Bucket, |n| n.0), r.1))
+    fn ranges(&self) -> impl Iterator<Item = (Bucket, Bucket, ShardId, u64)> + '_ {
+        self.runs.iter().enumerate().map(|(i, r)| (r.0, self.runs.get(i + 1).map_or(limits::SHARD_BUCKETS as Bucket, |n| n.0), r.1, r.2))
     }
 
-    /// A request routed at `epoch` to `shard` for `bucket`: refused with
-    /// `shard_moved` unless this map is at that epoch and `shard` owns it.
+    /// A request routed under a map at `epoch` to `shard` for `bucket`,
+    /// checked against this (the shard's own, current) map: refused with
+    /// `shard_moved` unless `shard` owns the bucket and has owned it since
+    /// that epoch or earlier. A shard a split left alone keeps serving
+    /// requests routed under the newer map.
     pub fn check(&self, epoch: u64, shard: ShardId, bucket: Bucket) -> Result<()> {
-        if epoch != self.epoch || self.owner(bucket) != shard {
+        let (_, owner, since) = self.run(bucket);
+        if owner != shard || epoch < since {
             return Err(Error::ShardMoved { epoch: self.epoch });
         }
         Ok(())
@@ -129,26 +148,26 @@ impl ShardMap {
         let epoch = self.epoch.checked_add(1).ok_or_else(|| Error::Internal { detail: "the shard map's epoch cannot grow".into() })?;
         // Walk the shard's buckets in order; from the middle one on, they move.
         let mut keep = owned / 2;
-        let mut owners: Vec<(Bucket, Bucket, ShardId)> = Vec::new();
-        for (first, end, owner) in self.ranges() {
+        let mut owners: Vec<(Bucket, ShardId, u64)> = Vec::new();
+        for (first, end, owner, since) in self.ranges() {
             if owner != shard {
-                owners.push((first, end, owner));
+                owners.push((first, owner, since));
                 continue;
             }
             let len = usize::from(end - first);
             let kept = keep.min(len);
             keep -= kept;
             if kept > 0 {
-                owners.push((first, first + kept as Bucket, shard));
+                owners.push((first, shard, since));
             }
             if kept < len {
-                owners.push((first + kept as Bucket, end, to));
+                owners.push((first + kept as Bucket, to, epoch));
             }
         }
-        let mut runs: Vec<(Bucket, ShardId)> = Vec::new();
-        for (first, _, owner) in owners {
-            if runs.last().map(|r| r.1) != Some(owner) {
-                runs.push((first, owner));
+        let mut runs: Vec<(Bucket, ShardId, u64)> = Vec::new();
+        for run in owners {
+            if runs.last().map(|r| (r.1, r.2)) != Some((run.1, run.2)) {
+                runs.push(run);
             }
         }
         let map = ShardMap { epoch, runs };
@@ -191,12 +210,12 @@ pub fn route_search(filter: &Filter, map: &ShardMap) -> Route {
     }
 }
 
-/// One hop of a fan-out tree: a node calls each child, which answers for
-/// the shards of its subtree.
+/// A node of a fan-out tree: a shard that searches itself, calls each
+/// child, and answers for its whole subtree.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FanOut {
-    /// The shard this node asks itself (a leaf has one, an inner node none).
-    pub shard: Option<ShardId>,
+    /// The shard this node is.
+    pub shard: ShardId,
     /// The calls this node makes, at most `branching`.
     pub children: Vec<FanOut>,
 }
@@ -204,7 +223,7 @@ pub struct FanOut {
 impl FanOut {
     /// The shards in this subtree, in order.
     pub fn shards(&self) -> Vec<ShardId> {
-        let mut out: Vec<ShardId> = self.shard.into_iter().collect();
+        let mut out: Vec<ShardId> = vec![self.shard];
         for c in &self.children {
             out.extend(c.shards());
         }
@@ -217,36 +236,33 @@ impl FanOut {
     }
 }
 
-/// The fan-out over `shards` as a tree with at most `branching` calls per
-/// node (clamped to 2..=[`limits::SHARD_FANOUT_BRANCHING_MAX`]), balanced so
-/// its depth is `ceil(log_branching(n))`.
-pub fn fanout_tree(shards: &[ShardId], branching: usize) -> FanOut {
+/// The fan-out over `shards` (at least one) as a tree with at most
+/// `branching` calls per node (clamped to
+/// 2..=[`limits::SHARD_FANOUT_BRANCHING_MAX`]): the first shard is the root
+/// and the rest split into contiguous subtrees whose sizes differ by at
+/// most one, so the depth is the least for which a full tree holds them all.
+/// `None` for no shards.
+pub fn fanout_tree(shards: &[ShardId], branching: usize) -> Option<FanOut> {
     let b = branching.clamp(2, limits::SHARD_FANOUT_BRANCHING_MAX);
-    match shards {
-        [one] => FanOut { shard: Some(*one), children: Vec::new() },
-        _ if shards.len() <= b => FanOut { shard: None, children: shards.iter().map(|&s| FanOut { shard: Some(s), children: Vec::new() }).collect() },
-        _ => {
-            // Each child takes a contiguous share, the sizes differing by at most one.
-            let (n, per, extra) = (shards.len(), shards.len() / b, shards.len() % b);
-            let mut children = Vec::with_capacity(b);
-            let mut at = 0;
-            for i in 0..b {
-                let len = per + usize::from(i < extra);
-                children.push(fanout_tree(&shards[at..at + len], b));
-                at += len;
-            }
-            debug_assert_eq!(at, n);
-            FanOut { shard: None, children }
-        }
+    let (&root, rest) = shards.split_first()?;
+    let groups = rest.len().min(b);
+    let mut children = Vec::with_capacity(groups);
+    let mut at = 0;
+    for i in 0..groups {
+        let len = rest.len() / groups + usize::from(i < rest.len() % groups);
+        children.extend(fanout_tree(&rest[at..at + len], b));
+        at += len;
     }
+    Some(FanOut { shard: root, children })
 }
 
-/// Merges shards' top-k lists (each by descending score, ties by ascending
-/// key, as every index answers) into the tenant's top `k`, in the same
-/// order. With scores computed under tenant-wide statistics this is exactly
-/// one index's answer.
-pub fn merge_top_k(lists: &[Vec<(u64, f32)>], k: usize) -> Vec<(u64, f32)> {
-    let mut all: Vec<(u64, f32)> = lists.iter().flatten().copied().collect();
+/// Merges shards' top-k lists into the tenant's top `k`, by descending
+/// score, ties by ascending key. The key must be tenant-wide (the record
+/// id): each shard's internal keys are its own and collide across shards.
+/// With scores computed under tenant-wide statistics, these are exactly
+/// one index's scores, each shard's top k being a prefix of its part.
+pub fn merge_top_k<K: Ord + Clone>(lists: &[Vec<(K, f32)>], k: usize) -> Vec<(K, f32)> {
+    let mut all: Vec<(K, f32)> = lists.iter().flatten().cloned().collect();
     all.sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     all.truncate(k);
     all

@@ -71,10 +71,10 @@ fn splits_keep_every_bucket_owned_once_and_bump_the_epoch() {
     assert_eq!(tiny.bucket_count(0), 2);
     tiny = tiny.split(0, 12).unwrap();
     assert_eq!(tiny.split(0, 13).unwrap_err().code(), "invalid_input", "one bucket cannot split");
-    let broken: ShardMap = serde_json::from_str(r#"{"epoch":1,"runs":[[5,0]]}"#).unwrap();
-    assert_eq!(broken.validate().unwrap_err().code(), "invalid_input");
-    let broken: ShardMap = serde_json::from_str(r#"{"epoch":1,"runs":[[0,0],[9,0]]}"#).unwrap();
-    assert_eq!(broken.validate().unwrap_err().code(), "invalid_input");
+    for broken in [r#"{"epoch":1,"runs":[[5,0,1]]}"#, r#"{"epoch":1,"runs":[[0,0,1],[9,0,1]]}"#, r#"{"epoch":1,"runs":[[0,0,2]]}"#, r#"{"epoch":3,"runs":[[0,0,0]]}"#] {
+        let map: ShardMap = serde_json::from_str(broken).unwrap();
+        assert_eq!(map.validate().unwrap_err().code(), "invalid_input", "{broken}");
+    }
 }
 
 #[test]
@@ -86,6 +86,13 @@ fn a_stale_epoch_or_a_moved_bucket_is_shard_moved() {
     assert_eq!(after.check(1, 0, moved).unwrap_err(), Error::ShardMoved { epoch: 2 }, "routed under the old epoch");
     assert_eq!(after.check(2, 0, moved).unwrap_err().code(), "shard_moved", "the bucket is not this shard's any more");
     after.check(2, 1, moved).unwrap();
+    assert_eq!(after.check(1, 1, moved).unwrap_err().code(), "shard_moved", "routed before shard 1 owned it");
+    // A shard the next split leaves alone keeps serving requests routed
+    // under the newer map, with its own older map: no broadcast needed.
+    let later = after.split(1, 2).unwrap();
+    let kept = (0..limits::SHARD_BUCKETS as Bucket).find(|&b| later.owner(b) == 0).unwrap();
+    after.check(later.epoch, 0, kept).unwrap();
+    later.check(later.epoch, 0, kept).unwrap();
 }
 
 #[test]
@@ -118,24 +125,29 @@ fn searches_pinned_to_users_go_to_their_shards_only() {
 
 #[test]
 fn fanout_trees_are_bounded_and_cover_each_shard_once() {
-    for n in 1..=300u16 {
+    assert_eq!(fanout_tree(&[], 6), None);
+    for n in 1..=400u16 {
         let shards: Vec<ShardId> = (0..n).collect();
         for b in 2..=limits::SHARD_FANOUT_BRANCHING_MAX {
-            let tree = fanout_tree(&shards, b);
+            let tree = fanout_tree(&shards, b).unwrap();
+            // Every shard once: n shards, n calls (the front's included).
             assert_eq!(tree.shards(), shards, "n={n} b={b}");
             fn widest(t: &FanOut) -> usize {
                 t.children.iter().map(widest).max().unwrap_or(0).max(t.children.len())
             }
             assert!(widest(&tree) <= b, "n={n} b={b}");
-            let mut depth = 0;
-            while b.pow(depth) < n as usize {
+            // The least depth whose full tree (1 + b + b² + ...) holds n.
+            let (mut depth, mut capacity, mut level) = (0, 1usize, 1usize);
+            while capacity < n as usize {
+                level *= b;
+                capacity += level;
                 depth += 1;
             }
-            assert_eq!(tree.depth(), depth as usize, "n={n} b={b}");
+            assert_eq!(tree.depth(), depth, "n={n} b={b}");
         }
     }
     // A branching past the platform's limit is clamped to it.
-    let wide = fanout_tree(&(0..36).collect::<Vec<_>>(), 50);
+    let wide = fanout_tree(&(0..36).collect::<Vec<_>>(), 50).unwrap();
     assert_eq!(wide.children.len(), limits::SHARD_FANOUT_BRANCHING_MAX);
 }
 
@@ -151,7 +163,9 @@ fn text(rng: &mut Rng) -> String {
 
 /// The exact-merge property: for random corpora split over 1–16 shards by
 /// user bucket, every query's merged top k under summed statistics equals
-/// one index's top k, keys and scores bit for bit.
+/// one index's top k, ids and scores bit for bit. Each shard numbers its
+/// documents itself (the keys collide across shards, as engines' do) and
+/// the merge breaks ties by record id.
 #[test]
 fn sharded_bm25_under_tenant_wide_statistics_ranks_exactly_like_one_index() {
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
@@ -166,17 +180,27 @@ fn sharded_bm25_under_tenant_wide_statistics_ranks_exactly_like_one_index() {
         let docs = 20 + rng.below(300);
         let mut one = Bm25Index::default();
         let mut shards: Vec<Bm25Index> = (0..shard_count).map(|_| Bm25Index::default()).collect();
+        // Per shard, its local key → the record id; per record, (shard, local key).
+        let mut ids: Vec<Vec<String>> = vec![Vec::new(); shard_count as usize];
+        let mut placed = Vec::new();
+        // Zero-padded, so ordering by id is ordering by the single index's key.
+        let id_of = |key: u64| format!("m{key:06}");
         for key in 0..docs {
             let body = text(&mut rng);
             let user = format!("user-{}", rng.below(40));
             one.add(key, &body).unwrap();
-            shards[map.owner(record_bucket(Some(&user), &key.to_string())) as usize].add(key, &body).unwrap();
+            let s = map.owner(record_bucket(Some(&user), &id_of(key))) as usize;
+            let local = ids[s].len() as u64;
+            shards[s].add(local, &body).unwrap();
+            ids[s].push(id_of(key));
+            placed.push((s, local));
         }
         // Some removals, as a live index has.
         for _ in 0..docs / 10 {
             let key = rng.below(docs);
             if one.remove(key) {
-                assert!(shards.iter_mut().any(|s| s.remove(key)));
+                let (s, local) = placed[key as usize];
+                assert!(shards[s].remove(local));
             }
         }
         let mut scratch = Bm25Scratch::default();
@@ -187,17 +211,18 @@ fn sharded_bm25_under_tenant_wide_statistics_ranks_exactly_like_one_index() {
             one.search(&query, k, KeyFilter::All, &mut scratch, &mut expected).unwrap();
             let stats: Vec<QueryStats> = shards.iter().map(|s| s.query_stats(&query, &mut scratch).unwrap()).collect();
             let global = QueryStats::merge(&stats).unwrap();
-            let lists: Vec<Vec<(u64, f32)>> = shards
+            let lists: Vec<Vec<(String, f32)>> = shards
                 .iter()
-                .map(|s| {
+                .enumerate()
+                .map(|(i, s)| {
                     let mut out = Vec::new();
                     s.search_with_stats(&global, k, KeyFilter::All, &mut scratch, &mut out).unwrap();
-                    out
+                    out.into_iter().map(|(local, score)| (ids[i][local as usize].clone(), score)).collect()
                 })
                 .collect();
-            let merged = merge_top_k(&lists, k);
-            let bits = |l: &[(u64, f32)]| l.iter().map(|&(key, s)| (key, s.to_bits())).collect::<Vec<_>>();
-            assert_eq!(bits(&merged), bits(&expected), "case {case}, {shard_count} shards, query {query:?}");
+            let merged: Vec<(String, u32)> = merge_top_k(&lists, k).into_iter().map(|(id, s)| (id, s.to_bits())).collect();
+            let expected: Vec<(String, u32)> = expected.into_iter().map(|(key, s)| (id_of(key), s.to_bits())).collect();
+            assert_eq!(merged, expected, "case {case}, {shard_count} shards, query {query:?}");
             checked += 1;
         }
     }
