@@ -375,6 +375,12 @@ impl<B: Backend, C: Cipher> Sealed<B, C> {
         s.header.is_none() && s.want.is_none()
     }
 
+    /// Whether the header names plaintext ranges (a plaintext store being
+    /// encrypted).
+    pub(super) fn plaintext_ranges(&self) -> bool {
+        self.state.borrow().header.as_ref().is_some_and(|h| h.legacy_below.is_some())
+    }
+
     /// Whether the header still names a previous key or plaintext ranges.
     pub(super) fn unfinished(&self) -> bool {
         self.state.borrow().header.as_ref().is_some_and(|h| h.previous.is_some() || h.legacy_below.is_some())
