@@ -2,6 +2,7 @@
 // persistence), on free loopback ports, and stops it (whole process group).
 import { spawn } from "node:child_process";
 import { createServer } from "node:net";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -64,4 +65,14 @@ export async function startWranglerDev(root, { vars: given = {}, persistDir: kee
   }
   await stop();
   throw new Error(`wrangler dev did not come up on ${url}:\n${log.join("")}`);
+}
+
+/** Every file under `dir` (a persisted state: SQLite databases, WAL files, KV blobs) whose bytes hold `text`. */
+export function filesHolding(dir, text) {
+  const needle = Buffer.from(text);
+  const walk = (d) => readdirSync(d).flatMap((name) => {
+    const p = join(d, name);
+    return statSync(p).isDirectory() ? walk(p) : [p];
+  });
+  return walk(dir).filter((f) => readFileSync(f).includes(needle));
 }

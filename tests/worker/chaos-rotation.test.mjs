@@ -13,11 +13,12 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { randomBytes, randomInt } from "node:crypto";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { spawnWrangler, prng } from "./chaos-harness.mjs";
+import { filesHolding } from "../e2e/wrangler-dev.mjs";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const SEED = process.env.EDGEMEM_CHAOS_SEED !== undefined ? Number(process.env.EDGEMEM_CHAOS_SEED) : randomInt(2 ** 31);
@@ -44,16 +45,6 @@ async function call(base, method, path, { body, key, newKey: next } = {}) {
   } catch (e) {
     return { status: 0, json: null, text: String(e) };
   }
-}
-
-function filesUnder(dir) {
-  const out = [];
-  for (const name of readdirSync(dir)) {
-    const p = join(dir, name);
-    if (statSync(p).isDirectory()) out.push(...filesUnder(p));
-    else out.push(p);
-  }
-  return out;
 }
 
 test(`rotation survives SIGKILL at a random point (seed ${SEED})`, { timeout: 600_000 }, async () => {
@@ -97,7 +88,7 @@ test(`rotation survives SIGKILL at a random point (seed ${SEED})`, { timeout: 60
         const have = new Set(r.json.messages.map((m) => m.id));
         for (const id of ids) assert.ok(have.has(id), `round ${round}: acknowledged ${s}/${id} is lost`);
       }
-      const plain = filesUnder(persistDir).filter((f) => readFileSync(f).includes(Buffer.from(SENTINEL)));
+      const plain = filesHolding(persistDir, SENTINEL);
       assert.deepEqual(plain, [], `round ${round}: plaintext on disk`);
     }
   } finally {

@@ -8,11 +8,11 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { createHmac, randomBytes } from "node:crypto";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { startWranglerDev } from "../e2e/wrangler-dev.mjs";
+import { filesHolding, startWranglerDev } from "../e2e/wrangler-dev.mjs";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const SENTINEL = "Pangolin-Sentinel-2291";
@@ -48,17 +48,7 @@ async function call(method, path, body, { namespace = "vault", key, headers = {}
   return { status: r.status, json, text };
 }
 
-function filesUnder(dir) {
-  const out = [];
-  for (const name of readdirSync(dir)) {
-    const p = join(dir, name);
-    if (statSync(p).isDirectory()) out.push(...filesUnder(p));
-    else out.push(p);
-  }
-  return out;
-}
-
-const stored = (text) => filesUnder(persistDir).filter((f) => readFileSync(f).includes(Buffer.from(text)));
+const stored = (text) => filesHolding(persistDir, text);
 
 async function restart() {
   await dev.stop();

@@ -4,11 +4,11 @@
 // every write path, and prompt guardrails.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { startWranglerDev } from "../e2e/wrangler-dev.mjs";
+import { filesHolding, startWranglerDev } from "../e2e/wrangler-dev.mjs";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const PRIVACY_KEY = "a-test-privacy-secret-of-32-bytes!!";
@@ -41,19 +41,8 @@ async function call(method, path, body, { namespace = "ops", headers = {} } = {}
   return { status: r.status, json, text, type: r.headers.get("content-type") };
 }
 
-/** Every file under the persisted state (SQLite databases, WAL files, KV blobs). */
-function filesUnder(dir) {
-  const out = [];
-  for (const name of readdirSync(dir)) {
-    const p = join(dir, name);
-    if (statSync(p).isDirectory()) out.push(...filesUnder(p));
-    else out.push(p);
-  }
-  return out;
-}
-
 function stored(sentinel) {
-  return filesUnder(persistDir).filter((f) => readFileSync(f).includes(Buffer.from(sentinel)));
+  return filesHolding(persistDir, sentinel);
 }
 
 test("the decision log: append, filter, page, export as JSONL, and follow live", async () => {
