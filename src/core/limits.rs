@@ -135,6 +135,12 @@ limits! {
     /// Keys one Durable Object storage `delete` call takes (the platform's
     /// limit), so every delete is batched by it.
     pub const DELETE_BATCH_KEYS_MAX: usize = 128;
+    /// Bound parameters of one SQL statement on Durable Object storage (the
+    /// platform's limit), so deletes by name are batched by it.
+    pub const SQL_BINDINGS_MAX: usize = 100;
+    /// Bytes of a replacement stashed before an erasure's `deleteAll()`: a
+    /// whole snapshot, its head and the framing of each key and value.
+    pub const STASH_BYTES_MAX: usize = SNAPSHOT_BYTES_MAX + (1 << 20);
 
     /// Significant digits of an amount (integer part plus the asset's scale):
     /// what `rust_decimal` holds exactly.

@@ -14,12 +14,23 @@ pub struct MemoryBackend {
     pub(super) map: Rc<RefCell<BTreeMap<String, Vec<u8>>>>,
     /// Successful writes left before every write fails (fault injection).
     pub(super) writes_left: Rc<Cell<Option<u64>>>,
+    /// Whether [`Backend::commit_head`] is one atomic write, as on a
+    /// backend with transactions (Durable Object SQL). Default `false`.
+    pub(super) transactions: Rc<Cell<bool>>,
 }
 
 impl MemoryBackend {
     /// An empty map.
     pub fn new() -> MemoryBackend {
         MemoryBackend::default()
+    }
+
+    /// An empty map whose head commits are atomic with the deletes they
+    /// retire, as on a backend with transactions.
+    pub fn with_transactions() -> MemoryBackend {
+        let backend = MemoryBackend::default();
+        backend.transactions.set(true);
+        backend
     }
 
     /// Lets `n` more writes (puts or deletes) succeed, then fails every write,
@@ -76,6 +87,18 @@ impl Backend for MemoryBackend {
 
     async fn get_range(&self, range: KeyRange<'_>) -> Result<Vec<(String, Vec<u8>)>> {
         Ok(self.entries(range, |k, v| (k.clone(), v.clone())))
+    }
+
+    /// One write, all or nothing, when built [`MemoryBackend::with_transactions`].
+    async fn commit_head(&self, key: &str, value: &[u8], retire: &[KeyRange<'_>]) -> Result<bool> {
+        if !self.transactions.get() {
+            return Ok(false);
+        }
+        self.take_write()?;
+        let mut map = self.map.borrow_mut();
+        map.retain(|k, _| !retire.iter().any(|r| r.contains(k)));
+        map.insert(key.to_owned(), value.to_vec());
+        Ok(true)
     }
 }
 

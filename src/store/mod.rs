@@ -137,6 +137,16 @@ pub trait Backend {
         let _ = entries;
         Err(Error::StoreUnsuitable { detail: "this backend cannot replace all of its contents".into() })
     }
+    /// Puts `value` under `key` and deletes every key in `retire` (their
+    /// limits ignored) as one atomic commit, if this backend has
+    /// transactions: `Ok(true)`. `Ok(false)`: it has none and nothing was
+    /// written; the store then puts the head alone and deletes by name
+    /// after it. A snapshot's head swap uses it, so that on such a backend
+    /// a crash never leaves a retired generation or covered log behind.
+    async fn commit_head(&self, key: &str, value: &[u8], retire: &[KeyRange<'_>]) -> Result<bool> {
+        let _ = (key, value, retire);
+        Ok(false)
+    }
 }
 
 /// [`Backend::get_range`] for stores that list keys only: a listing, then
@@ -508,7 +518,7 @@ impl<B: Backend> Store<B> {
         // An unreadable head names no chunks: the probe below finds them.
         let prev = target.get(&keys::head_key(prefix)).await?.and_then(|b| Head::decode(&b).ok());
         let head = Head { gen: next_gen(prev)?, chunk_count: 0, snapshot_bytes: bytes.len() as u64, last_seq: inner.engine.last_seq() };
-        let head = write_snapshot(target, config, head, &bytes).await.map_err(|e| match e {
+        let (head, retired) = write_snapshot(target, config, head, &bytes, false).await.map_err(|e| match e {
             SnapshotWriteError::Chunks(e) | SnapshotWriteError::Head(e) => e,
         })?;
         // Free the encoding before the sweep, which may read a repair page.
@@ -516,10 +526,12 @@ impl<B: Backend> Store<B> {
         // A mirror holds no log, and this store keeps no memory of it between
         // calls: it deletes the retired generation by name, then probes (one
         // key per range, nothing on a clean mirror) for what a crashed
-        // publish left.
-        sweep::retire(target, prefix, prev, head, 0).await?;
-        if sweep::leftovers(target, prefix, Some(head), false).await? {
-            sweep::repair(target, prefix, Some(head), false).await?;
+        // publish left. A commit with transactions already deleted both.
+        if !retired {
+            sweep::retire(target, prefix, prev, head, 0).await?;
+            if sweep::leftovers(target, prefix, Some(head), false).await? {
+                sweep::repair(target, prefix, Some(head), false).await?;
+            }
         }
         Ok(StoreStats { last_seq: head.last_seq, log_records_since_snapshot: 0, snapshot_gen: head.gen, snapshot_bytes: head.snapshot_bytes, log_bytes_since_snapshot: 0 })
     }
@@ -634,8 +646,8 @@ impl<B: Backend> Inner<B> {
         let bytes = self.engine.encode_snapshot()?;
         let prev = self.head;
         let head = Head { gen: next_gen(prev)?, chunk_count: 0, snapshot_bytes: bytes.len() as u64, last_seq: self.engine.last_seq() };
-        let head = match write_snapshot(&self.backend, &self.config, head, &bytes).await {
-            Ok(head) => head,
+        let (head, retired) = match write_snapshot(&self.backend, &self.config, head, &bytes, true).await {
+            Ok(done) => done,
             Err(SnapshotWriteError::Chunks(e)) => {
                 // Some chunks of the unborn generation may be stored; a
                 // later, shorter snapshot would not overwrite them all.
@@ -658,7 +670,10 @@ impl<B: Backend> Inner<B> {
         self.log_records_since_snapshot = 0;
         self.log_bytes_since_snapshot = 0;
         let prefix = &self.config.key_prefix;
-        let swept = if self.repair_due {
+        let swept = if retired {
+            // The head's commit deleted every key outside the live state.
+            Ok(true)
+        } else if self.repair_due {
             sweep::repair(&self.backend, prefix, Some(head), true).await
         } else {
             sweep::retire(&self.backend, prefix, prev, head, covered).await.map(|()| true)
@@ -685,16 +700,25 @@ fn next_gen(prev: Option<Head>) -> Result<u64> {
     }
 }
 
-/// Writes the chunks of `bytes`, then the head (the commit point).
-async fn write_snapshot<B: Backend>(backend: &B, config: &StoreConfig, mut head: Head, bytes: &[u8]) -> std::result::Result<Head, SnapshotWriteError> {
+/// Writes the chunks of `bytes`, then the head (the commit point). On a
+/// backend with transactions the head's commit also deletes everything
+/// outside the new live state (and the log after it, if `with_log`):
+/// answers whether it did.
+async fn write_snapshot<B: Backend>(backend: &B, config: &StoreConfig, mut head: Head, bytes: &[u8], with_log: bool) -> std::result::Result<(Head, bool), SnapshotWriteError> {
     let prefix = &config.key_prefix;
     let chunk_bytes = config.chunk_bytes.min(limits::SNAPSHOT_CHUNK_BYTES_MAX - backend.value_overhead_bytes()).max(limits::SNAPSHOT_CHUNK_BYTES_MIN);
     for (i, chunk) in codec::chunks(bytes, chunk_bytes).enumerate() {
         backend.put(&keys::chunk_key(prefix, head.gen, i as u32), chunk.to_vec()).await.map_err(SnapshotWriteError::Chunks)?;
         head.chunk_count += 1;
     }
-    backend.put(&keys::head_key(prefix), head.encode()).await.map_err(SnapshotWriteError::Head)?;
-    Ok(head)
+    let garbage = sweep::garbage(prefix, Some(head), with_log);
+    let retire: Vec<KeyRange<'_>> = garbage.iter().map(|g| g.range(&g.start, usize::MAX)).collect();
+    let encoded = head.encode();
+    if backend.commit_head(&keys::head_key(prefix), &encoded, &retire).await.map_err(SnapshotWriteError::Head)? {
+        return Ok((head, true));
+    }
+    backend.put(&keys::head_key(prefix), encoded).await.map_err(SnapshotWriteError::Head)?;
+    Ok((head, false))
 }
 
 /// Polls a future that is known to complete without waiting (the in-memory

@@ -554,6 +554,15 @@ impl<B: Backend, C: Cipher> Backend for Sealed<B, C> {
         self.inner.deletes_leave_bytes()
     }
 
+    /// The head is plaintext, so its commit passes through; a sealed key
+    /// takes the put path, which seals it.
+    async fn commit_head(&self, key: &str, value: &[u8], retire: &[KeyRange<'_>]) -> Result<bool> {
+        if self.sealed(key) {
+            return Ok(false);
+        }
+        self.inner.commit_head(key, value, retire).await
+    }
+
     fn value_overhead_bytes(&self) -> usize {
         if self.state.borrow().header.is_some() {
             limits::CRYPT_ENVELOPE_BYTES_MAX

@@ -50,14 +50,14 @@ pub(super) async fn retire<B: Backend>(backend: &B, prefix: &str, prev: Option<H
 }
 
 /// A range of keys that only garbage can occupy while `head` is current.
-struct Garbage {
+pub(super) struct Garbage {
     prefix: String,
-    start: String,
+    pub(super) start: String,
     end: Option<String>,
 }
 
 impl Garbage {
-    fn range<'a>(&'a self, start: &'a str, limit: usize) -> KeyRange<'a> {
+    pub(super) fn range<'a>(&'a self, start: &'a str, limit: usize) -> KeyRange<'a> {
         KeyRange { prefix: &self.prefix, start, end: self.end.as_deref(), limit }
     }
 }
@@ -65,7 +65,7 @@ impl Garbage {
 /// The ranges outside the live snapshot of `head` and, if `with_log`, outside
 /// the log after it. Together they cover every stale key the store could
 /// have written, and none of them holds a live key.
-fn garbage(prefix: &str, head: Option<Head>, with_log: bool) -> Vec<Garbage> {
+pub(super) fn garbage(prefix: &str, head: Option<Head>, with_log: bool) -> Vec<Garbage> {
     let snap = snap_prefix(prefix);
     let mut ranges = match head {
         // No snapshot was ever committed: any chunk is an orphan.

@@ -16,14 +16,14 @@
 use serde_json::{json, Value};
 use worker::Request;
 
-use super::backend::DoBackend;
+use super::sql::SqlBackend;
 use crate::core::auth::{ct_eq, encryption_fingerprint, encryption_key_id, parse_encryption_key, ENCRYPTION_KEY_HEADER, NEW_ENCRYPTION_KEY_HEADER, PREVIOUS_ENCRYPTION_KEY_HEADER};
 use crate::core::error::{Error, Result};
 use crate::store::{Key, Sealed, Store, StoreConfig};
 use crate::webcrypto::WebCipher;
 
 /// A tenant's store: sealed when the tenant has a key.
-pub(super) type DoStore = Store<Sealed<DoBackend, WebCipher>>;
+pub(super) type DoStore = Store<Sealed<SqlBackend, WebCipher>>;
 
 /// The route that rotates a tenant's key.
 pub(super) const ROTATE_PATH: &str = "/v1/encryption/rotate";
@@ -77,7 +77,7 @@ pub(super) struct Tenant {
 impl Tenant {
     /// Opens the tenant's store with the request's keys (finishing a due
     /// rotation, or encrypting a plaintext tenant given a key).
-    pub async fn open(storage: DoBackend, keys: &RequestKeys, rotating: bool) -> Result<Tenant> {
+    pub async fn open(storage: SqlBackend, keys: &RequestKeys, rotating: bool) -> Result<Tenant> {
         let list = keys.open_list(rotating);
         let mut ring = Vec::with_capacity(list.len());
         for raw in &list {

@@ -49,7 +49,7 @@ pub fn with_cors(resp: Response, origin: Option<&str>) -> worker::Result<Respons
     }
     headers.set("access-control-allow-origin", origin)?;
     headers.append("vary", "Origin")?;
-    headers.set("access-control-expose-headers", "retry-after, allow")?;
+    headers.set("access-control-expose-headers", "retry-after, allow, x-edgemem-meter")?;
     Ok(resp.with_headers(headers))
 }
 

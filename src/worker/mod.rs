@@ -15,6 +15,7 @@ mod front;
 mod mcp;
 mod routing;
 mod services;
+mod sql;
 mod upstream;
 
 use std::cell::Cell;
@@ -28,8 +29,9 @@ use crate::core::error::Error;
 use crate::core::limits;
 use crate::core::time::Millis;
 use crate::store::{Sealed, StoreConfig};
-use backend::{DoBackend, KvBackend};
+use backend::KvBackend;
 use crypt::{DoStore, RequestKeys, Tenant};
+use sql::SqlBackend;
 
 /// Durable Object namespace binding (one object per tenant namespace).
 const MEMORY_BINDING: &str = "MEMORY";
@@ -50,6 +52,9 @@ type WResult<T> = worker::Result<T>;
 
 /// A JSON response; a body the API already wrote as bytes (a prompt) is
 /// handed over as it is, never parsed or re-serialized here.
+/// The SQL rows a tenant request read and wrote (see [`sql::Meter`]).
+const METER_HEADER: &str = "x-edgemem-meter";
+
 fn json_response(r: api::Response) -> WResult<Response> {
     let status = r.status;
     let content_type = r.content_type.unwrap_or("application/json");
@@ -152,16 +157,32 @@ pub struct MemoryObject {
     keys: auth::KeyDirectory,
     /// The alarm time last set, to avoid rewriting it on every request.
     alarm_at: Cell<Option<Millis>>,
+    /// SQL rows read and written by the tenant store since the object started.
+    meter: Rc<sql::Meter>,
+    /// Set by the store's backend when an erasure failed after wiping the
+    /// database: the tenant is dropped and opens again from its stash.
+    wiped: Rc<Cell<bool>>,
 }
 
 impl MemoryObject {
     /// The tenant's store, opened (or checked) with the request's keys.
-    async fn store(&self, keys: &RequestKeys, rotating: bool) -> Result<Rc<DoStore>, Error> {
+    /// `namespace` names the stash of an erasure (see [`sql`]); without it
+    /// (an alarm), an object that might need its stash is `Ok(None)`.
+    async fn store(&self, keys: &RequestKeys, rotating: bool, namespace: Option<&str>) -> Result<Option<Rc<DoStore>>, Error> {
         let mut slot = self.store.lock().await;
+        if self.wiped.get() {
+            *slot = None;
+        }
         let rewrote = match slot.as_mut() {
             Some(tenant) => tenant.admit(keys, rotating).await?,
             None => {
-                let tenant = Tenant::open(DoBackend { storage: self.state.storage() }, keys, rotating).await?;
+                let stash = match namespace {
+                    Some(ns) => Some(self.stash(ns)?),
+                    None => None,
+                };
+                let fault = env_string(&self.env, "EDGEMEM_DEV_MODE").as_deref() == Some("1") && env_string(&self.env, "EDGEMEM_TEST_FAULT").as_deref() == Some("after_delete_all");
+                let Some(backend) = SqlBackend::open(self.state.storage(), self.meter.clone(), stash, self.wiped.clone(), fault).await? else { return Ok(None) };
+                let tenant = Tenant::open(backend, keys, rotating).await?;
                 tenant.store.set_listener(Some(self.hub.listener()));
                 *slot = Some(tenant);
                 // An open may have finished a rotation (storage rewritten).
@@ -172,7 +193,15 @@ impl MemoryObject {
             // Rewriting storage drops the alarm: set it again on the next write.
             self.alarm_at.set(None);
         }
-        Ok(slot.as_ref().map(|t| t.store.clone()).expect("set above"))
+        Ok(slot.as_ref().map(|t| t.store.clone()))
+    }
+
+    /// The sibling object that holds an erasure's replacement while this
+    /// object's storage is rewritten.
+    fn stash(&self, namespace: &str) -> Result<sql::Stash, Error> {
+        let w = |e: worker::Error| Error::Internal { detail: e.to_string() };
+        let stub = self.env.durable_object(MEMORY_BINDING).map_err(w)?.id_from_name(&format!("__stash/{namespace}")).map_err(w)?.get_stub().map_err(w)?;
+        Ok(sql::Stash { stub })
     }
 
     /// Keeps the Durable Object alarm at the next TTL expiry or background
@@ -209,13 +238,20 @@ impl MemoryObject {
             let v = mcp::serve_sessions(&self.state, op, &body).await?;
             return json_response(api::Response { status: 200, body: v, raw: None, content_type: None }).map_err(w);
         }
+        if let Some(op) = url.path().strip_prefix(sql::STASH_PATH).and_then(|p| p.strip_prefix('/')) {
+            let body = req.bytes().await.map_err(w)?;
+            let out = sql::serve_stash(&self.state, op, body).await?;
+            return Response::from_bytes(out).map_err(w);
+        }
+        let before = self.meter.read();
         let method = req.method();
         let keys = RequestKeys::from(req)?;
         let rotating = method == Method::Post && url.path() == crypt::ROTATE_PATH;
         if rotating && !keys.has_new() {
             return Err(Error::invalid("x-edgemem-new-encryption-key", "a rotation carries the new key"));
         }
-        let store = self.store(&keys, rotating).await?;
+        let namespace = req.headers().get(NAMESPACE_HEADER).map_err(w)?;
+        let store = self.store(&keys, rotating, Some(namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE))).await?.ok_or_else(|| Error::Internal { detail: "the store did not open".into() })?;
         if self.wake_due.take() {
             self.schedule(api::next_wake(&store, now_ms()).await?).await?;
         }
@@ -224,7 +260,6 @@ impl MemoryObject {
             let body = slot.as_ref().expect("opened above").status(&keys, rotating).await;
             return json_response(api::Response { status: 200, body, raw: None, content_type: None }).map_err(w);
         }
-        let namespace = req.headers().get(NAMESPACE_HEADER).map_err(w)?;
         let dev = req.headers().get(DEV_HEADER).map_err(w)?.as_deref() == Some("1");
         self.privacy_key(&store, namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE), dev)?;
         let actor = req.headers().get(KEY_ID_HEADER).map_err(w)?.unwrap_or_else(|| "operator".to_owned());
@@ -261,7 +296,18 @@ impl MemoryObject {
         if (method != Method::Get || url.path().starts_with("/v1/services/")) && resp.status == 200 {
             self.schedule(api::next_wake(&store, now_ms()).await?).await?;
         }
-        json_response(resp).map_err(w)
+        if method == Method::Get && url.path() == "/v1/stats" && resp.status == 200 {
+            if let Some(body) = resp.body.as_object_mut() {
+                let total = self.meter.read();
+                body.insert("storage".into(), serde_json::json!({ "backend": "durable-object-sql", "rows_read": total.rows_read, "rows_written": total.rows_written, "sql_statements": total.statements }));
+            }
+        }
+        let out = json_response(resp).map_err(w)?;
+        // This request's share, exact when requests do not overlap (they
+        // interleave at awaits).
+        let spent = self.meter.read().since(before);
+        out.headers().set(METER_HEADER, &format!("rows_read={}; rows_written={}; sql_statements={}", spent.rows_read, spent.rows_written, spent.statements)).map_err(w)?;
+        Ok(out)
     }
 
     /// Derives this tenant's privacy key from `EDGEMEM_PRIVACY_KEY` once (the
@@ -322,7 +368,7 @@ async fn publish_to(store: &DoStore, kv: KvBackend, config: &StoreConfig) -> Res
 impl DurableObject for MemoryObject {
     fn new(state: State, env: Env) -> Self {
         let state = Rc::new(state);
-        MemoryObject { hub: Rc::new(feed::Hub::new(state.clone())), state, env, store: Mutex::new(None), wake_due: Cell::new(false), keys: auth::KeyDirectory::default(), alarm_at: Cell::new(None) }
+        MemoryObject { hub: Rc::new(feed::Hub::new(state.clone())), state, env, store: Mutex::new(None), wake_due: Cell::new(false), keys: auth::KeyDirectory::default(), alarm_at: Cell::new(None), meter: Rc::new(sql::Meter::default()), wiped: Rc::new(Cell::new(false)) }
     }
 
     async fn fetch(&self, mut req: Request) -> WResult<Response> {
@@ -353,11 +399,14 @@ impl DurableObject for MemoryObject {
             // plaintext tenant opens.
             let cached = self.store.lock().await.as_ref().map(|t| t.store.clone());
             let opened = match cached {
-                Some(store) => Ok(store),
-                None => self.store(&RequestKeys::default(), false).await,
+                Some(store) => Ok(Some(store)),
+                None => self.store(&RequestKeys::default(), false, None).await,
             };
             let store = match opened {
-                Ok(store) => store,
+                Ok(Some(store)) => store,
+                // An object that has not been opened since an upgrade or an
+                // interrupted erasure waits for a request naming it.
+                Ok(None) => return Ok(false),
                 // A sealed tenant whose key is not in memory: expiry and
                 // background work wait for the next keyed request (reads
                 // already hide expired sessions). Not an error, which the

@@ -133,13 +133,32 @@ fn assert_only_live(backend: &MemoryBackend, stats: StoreStats, chunk_bytes: usi
     assert_eq!(chunks, stats.snapshot_bytes.div_ceil(chunk_bytes as u64), "{context}: chunks past the live count");
 }
 
+/// Asserts that no key a committed head retired is stored: no chunk of an
+/// older generation, no log record the head covers.
+fn assert_nothing_retired(backend: &MemoryBackend, context: &str) {
+    let stored = backend.dump();
+    let Some(head) = stored.get("t/head").map(|b| crate::core::codec::Head::decode(b).unwrap()) else { return };
+    let older = format!("t/snap/{:016x}/", head.gen);
+    let retired: Vec<&String> = stored
+        .keys()
+        .filter(|k| (k.starts_with("t/snap/") && k.as_str() < older.as_str()) || k.strip_prefix("t/log/").is_some_and(|seq| u64::from_str_radix(seq, 16).unwrap() <= head.last_seq))
+        .collect();
+    assert!(retired.is_empty(), "{context}: retired keys left {retired:?}");
+}
+
 /// The store "dies" after every possible number of successful writes: each
 /// run stops at its first failed write, reopens over what was written, and
 /// must hold exactly the acknowledged ops: none lost, none extra.
 fn crash_test(workload: fn(u64) -> Op, ops: u64, chunk_bytes: usize) -> Vec<Engine> {
+    crash_test_on(MemoryBackend::new, workload, ops, chunk_bytes)
+}
+
+/// [`crash_test`] over backends made by `new`: with transactions, a crash
+/// also never leaves a retired generation or a covered log record behind.
+fn crash_test_on(new: fn() -> MemoryBackend, workload: fn(u64) -> Op, ops: u64, chunk_bytes: usize) -> Vec<Engine> {
     // Count the writes a clean run makes.
     let total_writes = {
-        let backend = MemoryBackend::new();
+        let backend = new();
         let store = run(Store::open(backend.clone(), cfg(50, chunk_bytes))).unwrap();
         backend.fail_writes_after(Some(u64::MAX));
         for i in 0..ops {
@@ -150,7 +169,7 @@ fn crash_test(workload: fn(u64) -> Op, ops: u64, chunk_bytes: usize) -> Vec<Engi
     assert!(total_writes > ops / 2, "{total_writes} writes");
     let mut recovered_states = Vec::new();
     for crash_after in (0..total_writes).step_by(7).chain([total_writes - 1]) {
-        let backend = MemoryBackend::new();
+        let backend = new();
         let store = run(Store::open(backend.clone(), cfg(50, chunk_bytes))).unwrap();
         backend.fail_writes_after(Some(crash_after));
         let mut reference = Engine::new();
@@ -171,6 +190,9 @@ fn crash_test(workload: fn(u64) -> Op, ops: u64, chunk_bytes: usize) -> Vec<Engi
         let recovered = run(Store::open(backend.clone(), cfg(50, chunk_bytes))).unwrap();
         let state = run(recovered.read(|e| e.clone())).unwrap();
         assert_eq!(state, reference, "crash after {crash_after} writes");
+        if backend.transactions.get() {
+            assert_nothing_retired(&backend, &format!("crash after {crash_after} writes"));
+        }
         // Whatever the crash left behind, the next snapshot removes it.
         let stats = run(recovered.snapshot()).unwrap();
         assert_only_live(&backend, stats, chunk_bytes, &format!("crash after {crash_after} writes"));
@@ -183,6 +205,11 @@ fn crash_test(workload: fn(u64) -> Op, ops: u64, chunk_bytes: usize) -> Vec<Engi
 #[test]
 fn crash_after_every_write_loses_no_acknowledged_op() {
     crash_test(op, 1_000, 128);
+}
+
+#[test]
+fn with_transactions_a_crash_leaves_no_retired_key() {
+    crash_test_on(MemoryBackend::with_transactions, op, 1_000, 128);
 }
 
 #[test]
