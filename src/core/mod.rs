@@ -28,6 +28,8 @@ pub mod service_cache;
 pub mod session;
 pub mod shard;
 pub mod summary_views;
+#[cfg(test)]
+pub(crate) mod test_rng;
 pub mod time;
 /// Time expressions in queries ("last May") as windows a search can favour.
 pub mod timeexpr;

@@ -19,22 +19,28 @@
 //!   A crash at any step leaves either the old or the new snapshot current;
 //!   opening finds any leftovers with listings that are empty on a clean
 //!   store, and the next snapshot deletes them, a bounded page at a time.
+//!   A backend with transactions (Durable Object SQL) commits the head swap
+//!   and the range deletes of everything it retires at once
+//!   ([`Backend::commit_head`]), so it never holds retired keys.
 //!
 //! Mutations are serialized by an async mutex, so concurrent JS calls never
 //! interleave their log writes. If a write fails, the in-memory state may be
 //! ahead of storage; the store is marked poisoned and reloads from storage
 //! before serving anything else.
 
+mod backend;
 mod flights;
 mod keys;
 mod memory;
 mod recover;
 mod rotate;
 mod sealed;
+mod snapshot;
 mod sweep;
 #[cfg(test)]
 mod test_cipher;
 
+pub use backend::{get_each, Backend, Durability, KeyRange};
 pub use flights::{Flights, Leader, Turn};
 pub use memory::MemoryBackend;
 pub use rotate::Rotation;
@@ -53,116 +59,14 @@ use std::future::Future;
 
 use futures_util::lock::Mutex;
 
-use crate::core::codec::{self, Head};
+use crate::core::codec::Head;
+use snapshot::{next_gen, write_snapshot, SnapshotWriteError};
 use crate::core::engine::{encode_log_entry, Applied, Engine, LogEntry, Op};
 use crate::core::feed::{event_of, FeedEvent, FeedPage, Interest, Ring};
 use crate::core::error::{Error, Result};
 use crate::core::limits;
 use crate::core::privacy::{PseudonymKey, Scrubbed, Scrubber};
 use crate::core::time::Millis;
-
-/// What a backend may hold.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Durability {
-    /// Read-your-writes and durable once `put` resolves: may hold op logs.
-    Strong,
-    /// Eventually consistent (Workers KV): may hold published snapshots only.
-    SnapshotsOnly,
-}
-
-/// Keys that start with `prefix` and sort (byte order) at or after `start`
-/// and before `end`; `""` and `None` leave that side open. A listing returns
-/// the `limit` smallest of them, in ascending order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct KeyRange<'a> {
-    pub prefix: &'a str,
-    pub start: &'a str,
-    pub end: Option<&'a str>,
-    pub limit: usize,
-}
-
-impl KeyRange<'_> {
-    /// Whether `key` lies in the range (the limit aside). Adapters whose
-    /// store cannot seek filter with it.
-    pub fn contains(&self, key: &str) -> bool {
-        key.starts_with(self.prefix) && key >= self.start && self.end.is_none_or(|end| key < end)
-    }
-}
-
-/// A key-value store of bytes. Adapters implement this and nothing more:
-/// no parsing, no policy. `put` and `delete` must resolve only once durable.
-///
-/// Listing is the costly call: Durable Object storage has no keys-only
-/// listing, so every listed key's value crosses into the isolate. The store
-/// therefore lists only at recovery (the log, once, with its values; and
-/// one-key probes of ranges that are empty on a clean store) and while it
-/// repairs what a crash left behind. Snapshots delete by name.
-#[allow(async_fn_in_trait)] // single-threaded wasm: futures need not be Send
-pub trait Backend {
-    /// Reads one value.
-    async fn get(&self, key: &str) -> Result<Option<Vec<u8>>>;
-    /// Writes one value, replacing any previous one.
-    async fn put(&self, key: &str, value: Vec<u8>) -> Result<()>;
-    /// Deletes keys; missing keys are not an error.
-    async fn delete(&self, keys: &[String]) -> Result<()>;
-    /// The keys in `range`, ascending, at most `range.limit`.
-    async fn list(&self, range: KeyRange<'_>) -> Result<Vec<String>>;
-    /// The keys in `range` with their values, ascending, at most
-    /// `range.limit`. Adapters whose listing returns values anyway (Durable
-    /// Object storage) override it, so that each value is read once; the
-    /// default lists keys, then gets each.
-    async fn get_range(&self, range: KeyRange<'_>) -> Result<Vec<(String, Vec<u8>)>> {
-        get_each(self, range).await
-    }
-    /// What this backend may hold; [`Durability::Strong`] unless overridden.
-    fn durability(&self) -> Durability {
-        Durability::Strong
-    }
-    /// Whether a delete may leave the deleted bytes readable in the
-    /// backend's files (SQLite free pages and write-ahead log: Durable
-    /// Object storage). Such a backend must implement
-    /// [`Backend::replace_all`], which an erasure uses. Default `false`.
-    fn deletes_leave_bytes(&self) -> bool {
-        false
-    }
-    /// Bytes this backend adds to each value it stores (a sealed envelope),
-    /// so snapshot chunks shrink by it and still fit one value. Default 0.
-    fn value_overhead_bytes(&self) -> usize {
-        0
-    }
-    /// Replaces everything the backend holds with `entries`, leaving no
-    /// byte of what was there before (the right to be forgotten). Only
-    /// called when [`Backend::deletes_leave_bytes`]; the default refuses.
-    async fn replace_all(&self, entries: Vec<(String, Vec<u8>)>) -> Result<()> {
-        let _ = entries;
-        Err(Error::StoreUnsuitable { detail: "this backend cannot replace all of its contents".into() })
-    }
-    /// Puts `value` under `key` and deletes every key in `retire` (their
-    /// limits ignored) as one atomic commit, if this backend has
-    /// transactions: `Ok(true)`. `Ok(false)`: it has none and nothing was
-    /// written; the store then puts the head alone and deletes by name
-    /// after it. A snapshot's head swap uses it, so that on such a backend
-    /// a crash never leaves a retired generation or covered log behind.
-    async fn commit_head(&self, key: &str, value: &[u8], retire: &[KeyRange<'_>]) -> Result<bool> {
-        let _ = (key, value, retire);
-        Ok(false)
-    }
-}
-
-/// [`Backend::get_range`] for stores that list keys only: a listing, then
-/// one `get` per key (a key deleted in between is skipped).
-pub async fn get_each<B: Backend + ?Sized>(backend: &B, range: KeyRange<'_>) -> Result<Vec<(String, Vec<u8>)>> {
-    let mut keys: Vec<String> = backend.list(range).await?.into_iter().filter(|k| range.contains(k)).collect();
-    keys.sort_unstable();
-    keys.truncate(range.limit);
-    let mut entries = Vec::with_capacity(keys.len());
-    for key in keys {
-        if let Some(value) = backend.get(&key).await? {
-            entries.push((key, value));
-        }
-    }
-    Ok(entries)
-}
 
 /// Configuration of a [`Store`], with documented defaults.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -621,104 +525,6 @@ impl<B: Backend> Inner<B> {
             log_bytes_since_snapshot: self.log_bytes_since_snapshot,
         }
     }
-
-    /// Rewrites the backend with only the current snapshot (head and
-    /// chunks), for backends whose deletes leave bytes behind. A failure
-    /// poisons the store, which then reloads from what storage holds.
-    async fn rewrite_storage(&mut self) -> Result<()> {
-        let prefix = self.config.key_prefix.clone();
-        let head = self.head.ok_or_else(|| Error::Internal { detail: "no head after a snapshot".into() })?;
-        let mut entries = Vec::with_capacity(head.chunk_count as usize + 1);
-        for i in 0..head.chunk_count {
-            let key = keys::chunk_key(&prefix, head.gen, i);
-            let value = self.backend.get(&key).await?.ok_or_else(|| Error::storage(format!("chunk {i} of the new snapshot is missing")))?;
-            entries.push((key, value));
-        }
-        entries.push((keys::head_key(&prefix), head.encode()));
-        if let Err(e) = self.backend.replace_all(entries).await {
-            self.poisoned = true;
-            return Err(e);
-        }
-        Ok(())
-    }
-
-    async fn snapshot(&mut self) -> Result<()> {
-        let bytes = self.engine.encode_snapshot()?;
-        let prev = self.head;
-        let head = Head { gen: next_gen(prev)?, chunk_count: 0, snapshot_bytes: bytes.len() as u64, last_seq: self.engine.last_seq() };
-        let (head, retired) = match write_snapshot(&self.backend, &self.config, head, &bytes, true).await {
-            Ok(done) => done,
-            Err(SnapshotWriteError::Chunks(e)) => {
-                // Some chunks of the unborn generation may be stored; a
-                // later, shorter snapshot would not overwrite them all.
-                self.repair_due = true;
-                return Err(e);
-            }
-            Err(SnapshotWriteError::Head(e)) => {
-                // The head put may or may not have landed: reload before
-                // serving (recovery then looks for leftovers either way).
-                self.poisoned = true;
-                return Err(e);
-            }
-        };
-        // Free the encoding before the sweep, which may read a repair page.
-        drop(bytes);
-        // The log is contiguous up to the new head, so these are exactly the
-        // records it covers.
-        let covered = self.log_records_since_snapshot;
-        self.head = Some(head);
-        self.log_records_since_snapshot = 0;
-        self.log_bytes_since_snapshot = 0;
-        let prefix = &self.config.key_prefix;
-        let swept = if retired {
-            // The head's commit deleted every key outside the live state.
-            Ok(true)
-        } else if self.repair_due {
-            sweep::repair(&self.backend, prefix, Some(head), true).await
-        } else {
-            sweep::retire(&self.backend, prefix, prev, head, covered).await.map(|()| true)
-        };
-        // The snapshot is committed whatever the deletes did: a failed or
-        // unfinished sweep only leaves garbage, which the next one repairs.
-        self.repair_due = !matches!(swept, Ok(true));
-        Ok(())
-    }
-}
-
-/// Which write of a snapshot failed: before the commit point nothing visible
-/// changed; at the commit point the outcome is unknown.
-enum SnapshotWriteError {
-    Chunks(Error),
-    Head(Error),
-}
-
-/// The generation after `prev` (generations start at 1).
-fn next_gen(prev: Option<Head>) -> Result<u64> {
-    match prev {
-        None => Ok(1),
-        Some(h) => h.gen.checked_add(1).ok_or_else(|| Error::SnapshotCorrupt { reason: "the head's generation cannot grow".into() }),
-    }
-}
-
-/// Writes the chunks of `bytes`, then the head (the commit point). On a
-/// backend with transactions the head's commit also deletes everything
-/// outside the new live state (and the log after it, if `with_log`):
-/// answers whether it did.
-async fn write_snapshot<B: Backend>(backend: &B, config: &StoreConfig, mut head: Head, bytes: &[u8], with_log: bool) -> std::result::Result<(Head, bool), SnapshotWriteError> {
-    let prefix = &config.key_prefix;
-    let chunk_bytes = config.chunk_bytes.min(limits::SNAPSHOT_CHUNK_BYTES_MAX - backend.value_overhead_bytes()).max(limits::SNAPSHOT_CHUNK_BYTES_MIN);
-    for (i, chunk) in codec::chunks(bytes, chunk_bytes).enumerate() {
-        backend.put(&keys::chunk_key(prefix, head.gen, i as u32), chunk.to_vec()).await.map_err(SnapshotWriteError::Chunks)?;
-        head.chunk_count += 1;
-    }
-    let garbage = sweep::garbage(prefix, Some(head), with_log);
-    let retire: Vec<KeyRange<'_>> = garbage.iter().map(|g| g.range(&g.start, usize::MAX)).collect();
-    let encoded = head.encode();
-    if backend.commit_head(&keys::head_key(prefix), &encoded, &retire).await.map_err(SnapshotWriteError::Head)? {
-        return Ok((head, true));
-    }
-    backend.put(&keys::head_key(prefix), encoded).await.map_err(SnapshotWriteError::Head)?;
-    Ok((head, false))
 }
 
 /// Polls a future that is known to complete without waiting (the in-memory

@@ -9,7 +9,7 @@
 use serde_json::Value;
 use worker::{Env, Headers, Method, Request, RequestInit, Response, Url};
 
-use super::{auth, budget, routing, DEFAULT_NAMESPACE, MEMORY_BINDING, NAMESPACE_HEADER};
+use super::{auth, budget, routing, DEFAULT_NAMESPACE, NAMESPACE_HEADER};
 use crate::api::{self, routes, tenancy};
 use crate::core::auth::{check_namespace, encryption_key_id, parse_encryption_key, Principal, ENCRYPTION_KEY_HEADER, NEW_ENCRYPTION_KEY_HEADER, PREVIOUS_ENCRYPTION_KEY_HEADER};
 use crate::core::error::Error;
@@ -76,10 +76,13 @@ fn assign_ids(body: &[u8], now: Millis) -> R<(Vec<u8>, Vec<String>)> {
     Ok((bytes, ids))
 }
 
+/// Header names and values passed on to the tenant's object.
+type Passed = Vec<(&'static str, String)>;
+
 /// The encryption-key headers a request carries, checked (base64url of 32
 /// bytes each), with the id of its current key. They go on to the tenant's
 /// object and nowhere else; nothing logs them.
-pub(super) fn encryption_headers(req: &Request) -> R<(Option<String>, Vec<(&'static str, String)>)> {
+pub(super) fn encryption_headers(req: &Request) -> R<(Option<String>, Passed)> {
     let (mut id, mut pass) = (None, Vec::new());
     // A browser WebSocket cannot send headers: its key may come as an
     // `edgemem-key.<key>` subprotocol beside `edgemem` (never echoed back).
@@ -299,7 +302,7 @@ pub(super) async fn dispatch(env: &Env, settings: &auth::Settings, principal: &P
         init.with_body(Some(js_sys::Uint8Array::from(body.as_slice()).into()));
     }
     let inner = Request::new_with_init(url.as_str(), &init).map_err(w)?;
-    let stub = env.durable_object(MEMORY_BINDING).map_err(w)?.id_from_name(&object_name).map_err(w)?.get_stub().map_err(w)?;
+    let stub = super::object_stub(env, &object_name).map_err(w)?;
     let resp = stub.fetch_with_request(inner).await.map_err(w)?;
     let status = resp.status_code();
     if ltm && method == Method::Post && status == 200 {

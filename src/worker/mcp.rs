@@ -18,7 +18,7 @@ use serde_json::{json, Value};
 use worker::{Env, Headers, Method, Request, RequestInit, Response, State, Url};
 
 use super::front::{dispatch, Forward};
-use super::{auth, DEFAULT_NAMESPACE, MEMORY_BINDING};
+use super::{auth, DEFAULT_NAMESPACE};
 use crate::api::mcp::{self as proto, code, Kind};
 use crate::api::services::Services;
 use crate::api::tools::{exec::into_result, Exec, Failure, ToolCtx};
@@ -274,7 +274,7 @@ async fn sessions(env: &Env, namespace: &str, op: &str, body: Value) -> R<Value>
     let mut init = RequestInit::new();
     init.with_method(Method::Post).with_body(Some(body.to_string().into()));
     let req = Request::new_with_init(&format!("https://tenant.local{SESSIONS_PATH}/{op}"), &init).map_err(w)?;
-    let stub = env.durable_object(MEMORY_BINDING).map_err(w)?.id_from_name(namespace).map_err(w)?.get_stub().map_err(w)?;
+    let stub = super::object_stub(env, namespace).map_err(w)?;
     let mut resp = stub.fetch_with_request(req).await.map_err(w)?;
     resp.json::<Value>().await.map_err(w)
 }

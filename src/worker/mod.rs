@@ -52,8 +52,51 @@ type WResult<T> = worker::Result<T>;
 
 /// A JSON response; a body the API already wrote as bytes (a prompt) is
 /// handed over as it is, never parsed or re-serialized here.
-/// The SQL rows a tenant request read and wrote (see [`sql::Meter`]).
+/// What a request cost: the SQL rows its tenant object read and wrote (see
+/// [`sql::Meter`]), that isolate's wasm memory, and the Durable Object calls
+/// the front made for it.
 const METER_HEADER: &str = "x-edgemem-meter";
+
+thread_local! {
+    /// Durable Object calls made by this isolate, for the meter.
+    static OBJECT_CALLS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// The stub of the object named `name`; every call is counted, so a
+/// request's meter shows its Durable Object calls.
+fn object_stub(env: &Env, name: &str) -> WResult<worker::Stub> {
+    OBJECT_CALLS.with(|c| c.set(c.get().saturating_add(1)));
+    env.durable_object(MEMORY_BINDING)?.id_from_name(name)?.get_stub()
+}
+
+/// Bytes of this isolate's wasm memory: its high-water mark (wasm memory
+/// never shrinks), shared by every object the isolate runs.
+fn wasm_memory_bytes() -> u64 {
+    #[cfg(target_arch = "wasm32")]
+    let pages = core::arch::wasm32::memory_size::<0>();
+    #[cfg(not(target_arch = "wasm32"))]
+    let pages = 0usize;
+    pages as u64 * 65_536
+}
+
+/// Adds the front's Durable Object calls to the meter header (after what
+/// the tenant object reported), exact when requests do not overlap in the
+/// isolate.
+fn with_object_calls(resp: Response, calls: u64) -> WResult<Response> {
+    if resp.status_code() == 101 {
+        return Ok(resp);
+    }
+    let headers = Headers::new();
+    for (k, v) in resp.headers() {
+        headers.set(&k, &v)?;
+    }
+    let meter = match resp.headers().get(METER_HEADER)? {
+        Some(m) => format!("{m}; do_calls={calls}"),
+        None => format!("do_calls={calls}"),
+    };
+    headers.set(METER_HEADER, &meter)?;
+    Ok(resp.with_headers(headers))
+}
 
 fn json_response(r: api::Response) -> WResult<Response> {
     let status = r.status;
@@ -134,10 +177,12 @@ fn quotas(env: &Env) -> Result<api::quota::Quotas, Error> {
 #[event(fetch)]
 async fn fetch(mut req: Request, env: Env, _ctx: Context) -> WResult<Response> {
     let origin = front::cors_origin(&req, &env);
+    let calls = OBJECT_CALLS.with(Cell::get);
     let resp = match front::front(&mut req, &env).await {
         Ok(resp) => resp,
         Err(e) => error_response(&e)?,
     };
+    let resp = with_object_calls(resp, OBJECT_CALLS.with(Cell::get).saturating_sub(calls))?;
     front::with_cors(resp, origin.as_deref())
 }
 
@@ -200,7 +245,7 @@ impl MemoryObject {
     /// object's storage is rewritten.
     fn stash(&self, namespace: &str) -> Result<sql::Stash, Error> {
         let w = |e: worker::Error| Error::Internal { detail: e.to_string() };
-        let stub = self.env.durable_object(MEMORY_BINDING).map_err(w)?.id_from_name(&format!("__stash/{namespace}")).map_err(w)?.get_stub().map_err(w)?;
+        let stub = object_stub(&self.env, &format!("__stash/{namespace}")).map_err(w)?;
         Ok(sql::Stash { stub })
     }
 
@@ -299,14 +344,15 @@ impl MemoryObject {
         if method == Method::Get && url.path() == "/v1/stats" && resp.status == 200 {
             if let Some(body) = resp.body.as_object_mut() {
                 let total = self.meter.read();
-                body.insert("storage".into(), serde_json::json!({ "backend": "durable-object-sql", "rows_read": total.rows_read, "rows_written": total.rows_written, "sql_statements": total.statements }));
+                let database_bytes = SqlBackend::database_bytes(&self.state.storage());
+                body.insert("storage".into(), serde_json::json!({ "backend": "durable-object-sql", "database_bytes": database_bytes, "rows_read": total.rows_read, "rows_written": total.rows_written, "sql_statements": total.statements }));
             }
         }
         let out = json_response(resp).map_err(w)?;
         // This request's share, exact when requests do not overlap (they
         // interleave at awaits).
         let spent = self.meter.read().since(before);
-        out.headers().set(METER_HEADER, &format!("rows_read={}; rows_written={}; sql_statements={}", spent.rows_read, spent.rows_written, spent.statements)).map_err(w)?;
+        out.headers().set(METER_HEADER, &format!("rows_read={}; rows_written={}; sql_statements={}; wasm_memory_bytes={}", spent.rows_read, spent.rows_written, spent.statements, wasm_memory_bytes())).map_err(w)?;
         Ok(out)
     }
 

@@ -34,7 +34,7 @@ async fn call(env: &Env, op: &str, body: Value) -> Result<Value> {
     let mut init = RequestInit::new();
     init.with_method(Method::Post).with_body(Some(body.to_string().into()));
     let req = Request::new_with_init(&format!("https://directory.local{DIRECTORY_PATH}/{op}"), &init).map_err(w)?;
-    let stub = env.durable_object(super::MEMORY_BINDING).map_err(w)?.id_from_name(DIRECTORY_OBJECT).map_err(w)?.get_stub().map_err(w)?;
+    let stub = super::object_stub(env, DIRECTORY_OBJECT).map_err(w)?;
     let mut resp = stub.fetch_with_request(req).await.map_err(w)?;
     resp.json::<Value>().await.map_err(w)
 }

@@ -133,7 +133,7 @@ impl Sql {
 
     /// Deletes every key of `range` (its limit ignored) in one statement.
     fn delete_range(&self, range: &KeyRange<'_>) -> Result<()> {
-        let (lo, hi) = bounds(range)?;
+        let (lo, hi) = range.bounds()?;
         match hi {
             Some(hi) => self.run("DELETE FROM em_kv WHERE k >= ? AND k < ?", vec![lo.into(), hi.into()]),
             None => self.run("DELETE FROM em_kv WHERE k >= ?", vec![lo.into()]),
@@ -143,7 +143,7 @@ impl Sql {
 
     /// Keys (and values, if `values`) of `range`, ascending, at most its limit.
     fn select(&self, range: &KeyRange<'_>, values: bool) -> Result<Vec<Vec<SqlStorageValue>>> {
-        let (lo, hi) = bounds(range)?;
+        let (lo, hi) = range.bounds()?;
         let cols = if values { "k, v" } else { "k" };
         let limit = JsValue::from(range.limit as f64);
         match hi {
@@ -162,27 +162,6 @@ impl Sql {
         self.run(MARK, vec![])?;
         self.run(MARK_CLEARED, vec![]).map(drop)
     }
-}
-
-/// The SQL bounds of a key range: at or after the larger of its prefix and
-/// start, before the smaller of its end and the first key past the prefix.
-/// Store keys are ASCII, so "past the prefix" is its last byte plus one.
-fn bounds(range: &KeyRange<'_>) -> Result<(String, Option<String>)> {
-    let lo = range.prefix.max(range.start).to_owned();
-    let past_prefix = match range.prefix.as_bytes().last() {
-        None => None,
-        Some(&b) if b < 0x7f => {
-            let mut s = range.prefix[..range.prefix.len() - 1].to_owned();
-            s.push(char::from(b + 1));
-            Some(s)
-        }
-        Some(_) => return Err(Error::Internal { detail: format!("key prefix {:?} is not ASCII", range.prefix) }),
-    };
-    let hi = match (past_prefix, range.end) {
-        (Some(p), Some(e)) => Some(if e < p.as_str() { e.to_owned() } else { p }),
-        (p, e) => p.or(e.map(str::to_owned)),
-    };
-    Ok((lo, hi))
 }
 
 fn text(v: &SqlStorageValue) -> Result<String> {
@@ -369,6 +348,12 @@ fn is_store_key(key: &str) -> bool {
 }
 
 impl SqlBackend {
+    /// Bytes of the object's SQLite database (Cloudflare caps an object at
+    /// 10 GB).
+    pub fn database_bytes(storage: &Storage) -> u64 {
+        storage.sql().database_size() as u64
+    }
+
     fn whole(&self) -> Result<()> {
         if self.wiped.get() {
             return Err(Error::storage("an erasure was interrupted after deleteAll(); the object reopens from its stash"));

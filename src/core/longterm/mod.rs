@@ -18,6 +18,7 @@ pub mod reembed;
 #[cfg(test)]
 mod reembed_tests;
 pub mod search;
+pub mod sharded;
 mod snapshot;
 #[cfg(test)]
 mod tests;

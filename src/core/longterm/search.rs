@@ -15,6 +15,7 @@ use crate::core::limits;
 use crate::core::retrieval::filter::Filter;
 use crate::core::retrieval::fuse::{self, Norm};
 use crate::core::retrieval::rank::{normalize_by_max, rerank_with_recency, RecencyHit, RecencyParams};
+use crate::core::retrieval::bm25::QueryStats;
 use crate::core::retrieval::{Bm25Scratch, KeyFilter};
 use crate::core::time::Millis;
 use crate::core::timeexpr::{self, TimeWindow};
@@ -110,6 +111,9 @@ pub struct SearchRequest<'a> {
     pub currency: Currency,
     /// Explain each hit (see [`super::explain`]).
     pub explain: bool,
+    /// Scan every vector instead of walking the graphs: slower, and the
+    /// same answer however a tenant is sharded. Default `false`.
+    pub exact: bool,
 }
 
 impl<'a> SearchRequest<'a> {
@@ -131,6 +135,7 @@ impl<'a> SearchRequest<'a> {
             time: None,
             currency: Currency::Latest,
             explain: false,
+            exact: false,
         }
     }
 }
@@ -166,32 +171,29 @@ impl LongTerm {
         self.records.get(&key)
     }
 
-    /// Runs a search at `now` (for recency).
+    /// Runs a search at `now` (for recency): this index's candidates, then
+    /// the rank step. A sharded tenant runs the same two halves
+    /// ([`super::sharded`]), with the rank step once over every shard's
+    /// candidates.
     pub fn search(&self, req: &SearchRequest<'_>, now: Millis) -> Result<SearchResult> {
-        if req.limit == 0 || req.limit > limits::VECTOR_K_MAX {
-            return Err(Error::invalid("limit", format!("must be 1 to {}", limits::VECTOR_K_MAX)));
-        }
-        if req.offset > limits::LTM_SEARCH_OFFSET_MAX {
-            return Err(Error::invalid("offset", format!("must be at most {}", limits::LTM_SEARCH_OFFSET_MAX)));
-        }
-        if req.text.len() > limits::QUERY_TEXT_BYTES_MAX {
-            return Err(Error::too_large("text", req.text.len(), limits::QUERY_TEXT_BYTES_MAX));
-        }
-        if let Some(t) = req.distance_threshold {
-            if !(t.is_finite() && (0.0..=2.0).contains(&t)) {
-                return Err(Error::invalid("distance_threshold", "must be between 0 and 2"));
-            }
-        }
-        if let Some(p) = &req.recency {
-            p.validate()?;
-        }
+        validate(req)?;
         let mode = self.resolve(req.mode, req.vector.is_some());
-        let windows = req.time.map(|t| timeexpr::parse_query(req.text, t.at_ms, t.tz_offset_minutes)).unwrap_or_default();
-        // The expression's words stay in the keyword query: "on Monday" in
-        // "what do I do on Monday evenings" is the topic (taking them out
-        // cost 0.05 nDCG@10 on convbench's keyword mode).
-        // Candidates: enough for the page, capped by the index's k bound.
-        let k = (req.offset + req.limit).min(limits::VECTOR_K_MAX);
+        let windows = query_windows(req);
+        let cands = self.candidates(req, mode, None)?;
+        let view = RankView { mode, windows, hashed: self.hashed_vectors() };
+        rank(req, cands, view, |key| self.times(key), now)
+    }
+
+    /// A record's times, which the rank step reads (recency, time boost).
+    pub(super) fn times(&self, key: u64) -> Option<Times> {
+        self.records.get(&key).map(|r| Times { created_at: r.created_at, last_accessed: r.last_accessed, event_date: r.event_date })
+    }
+
+    /// This index's side of a search in `mode` (already resolved): the
+    /// records the filter and currency admit, and the top candidates of
+    /// each side, at the depth the rank step fuses. `stats` replaces this
+    /// index's BM25 statistics with a whole tenant's (a shard's search).
+    pub fn candidates(&self, req: &SearchRequest<'_>, mode: Mode, stats: Option<&QueryStats>) -> Result<Candidates> {
         // Superseded records are kept (get by id shows them) and found only
         // as of a time when they held, or when every version is asked for.
         let everything_visible = match req.currency {
@@ -205,138 +207,59 @@ impl LongTerm {
             Some(self.records.iter().filter(|(k, r)| self.visible(**k, r, req.currency) && req.filter.matches(r)).map(|(k, _)| *k).collect())
         };
         if matched.as_ref().is_some_and(Vec::is_empty) || self.records.is_empty() {
-            return Ok(SearchResult { hits: Vec::new(), total: 0, exact: true, mode, time: windows, explanations: Vec::new() });
+            return Ok(Candidates { empty: true, exact: true, ..Candidates::default() });
         }
         let exact = matched.as_ref().is_some_and(|m| m.len() <= limits::VECTOR_FILTER_EXACT_KEYS_MAX);
         let set: Option<HashSet<u64>> = matched.as_ref().filter(|_| !exact).map(|m| m.iter().copied().collect());
         let pred = |key: u64| set.as_ref().is_none_or(|s| s.contains(&key));
+        let mut out = Candidates { exact: matched.is_none() || exact, ..Candidates::default() };
 
-        // Hybrid fuses deeper lists than it returns: a record ranked 30th by
-        // one side and 3rd by the other must still be seen by both.
-        let depth = if mode == Mode::Hybrid { (k * limits::LTM_HYBRID_DEPTH_FACTOR).clamp(limits::LTM_HYBRID_DEPTH_MIN, limits::VECTOR_K_MAX) } else { k };
-        let semantic = |out: &mut Vec<Hit>| -> Result<()> {
-            let v = req.vector.ok_or_else(|| Error::invalid("vector", "semantic and hybrid search need a query embedding"))?;
-            let Some(index) = self.index.as_ref() else { return Ok(()) };
-            let filter = match (&matched, exact) {
-                (None, _) => vector::Eligible::All,
-                (Some(m), true) => vector::Eligible::Keys(m),
-                (Some(_), false) => vector::Eligible::Predicate(&pred),
+        // No text and no vector: a filter-only listing, newest first, as AMS
+        // answers a search without text (browsing a user's memories).
+        if is_browse(req) {
+            let mut keys: Vec<(Millis, &str, u64)> = match &matched {
+                Some(m) => m.iter().filter_map(|k| self.records.get(k).map(|r| (r.created_at, r.id.as_str(), *k))).collect(),
+                None => self.records.iter().map(|(k, r)| (r.created_at, r.id.as_str(), *k)).collect(),
             };
-            let mut scratch = Scratch::default();
-            index.search(v, &SearchParams { k: depth, ef: req.ef }, &filter, &mut scratch, out)
-        };
-        let keyword = |out: &mut Vec<(u64, f32)>| -> Result<()> {
+            keys.sort_unstable_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+            out.browse = keys.into_iter().map(|(at, _, key)| (at, key)).collect();
+            return Ok(out);
+        }
+        let depth = depth(mode, req);
+        if matches!(mode, Mode::Semantic | Mode::Hybrid | Mode::Auto) {
+            let v = req.vector.ok_or_else(|| Error::invalid("vector", "semantic and hybrid search need a query embedding"))?;
+            if let Some(index) = self.index.as_ref() {
+                let filter = match (&matched, exact) {
+                    (None, _) => vector::Eligible::All,
+                    (Some(m), true) => vector::Eligible::Keys(m),
+                    (Some(_), false) => vector::Eligible::Predicate(&pred),
+                };
+                let (params, mut scratch) = (SearchParams { k: depth, ef: req.ef }, Scratch::default());
+                if req.exact {
+                    index.search_exact(v, &params, &filter, &mut scratch, &mut out.vector)?;
+                } else {
+                    index.search(v, &params, &filter, &mut scratch, &mut out.vector)?;
+                }
+            }
+        }
+        if matches!(mode, Mode::Keyword | Mode::Hybrid | Mode::Auto) {
             let filter = match &matched {
                 None => KeyFilter::All,
                 Some(m) => KeyFilter::Subset(m),
             };
-            self.bm25.search(req.text, depth, filter, &mut Bm25Scratch::default(), out)
-        };
-
-        // No text and no vector: a filter-only listing, newest first, as AMS
-        // answers a search without text (browsing a user's memories).
-        let browse = req.text.trim().is_empty() && req.vector.is_none();
-        // Kept only when asked: the signals behind each hit's rank.
-        let mut signals = Signals::default();
-        let mut hits: Vec<Scored> = match mode {
-            _ if browse => {
-                let mut keys: Vec<(Millis, &str, u64)> = match &matched {
-                    Some(m) => m.iter().filter_map(|k| self.records.get(k).map(|r| (r.created_at, r.id.as_str(), *k))).collect(),
-                    None => self.records.iter().map(|(k, r)| (r.created_at, r.id.as_str(), *k)).collect(),
+            let mut scratch = Bm25Scratch::default();
+            match stats {
+                None => self.bm25.search(req.text, depth, filter, &mut scratch, &mut out.keyword)?,
+                Some(stats) => self.bm25.search_with_stats(stats, depth, filter, &mut scratch, &mut out.keyword)?,
+            }
+            if mode != Mode::Keyword {
+                out.ceiling = match stats {
+                    None => self.bm25.score_ceiling(req.text, &mut scratch),
+                    Some(stats) => self.bm25.ceiling_with_stats(stats),
                 };
-                keys.sort_unstable_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1)));
-                keys.into_iter().map(|(_, _, key)| Scored { key, dist: 0.0, score: 0.0, segment: None }).collect()
             }
-            Mode::Semantic => {
-                let mut out = Vec::new();
-                semantic(&mut out)?;
-                if req.explain {
-                    signals.vector = out.iter().map(|h| (h.key, h.score)).collect();
-                }
-                out.iter()
-                    .map(|h| Scored { key: h.key, dist: 1.0 - f64::from(h.score), score: f64::from(h.score), segment: Some(h.segment) })
-                    .filter(|s| req.distance_threshold.is_none_or(|t| s.dist <= t))
-                    .collect()
-            }
-            Mode::Keyword => {
-                let mut out = Vec::new();
-                keyword(&mut out)?;
-                if req.explain {
-                    signals.keyword.clone_from(&out);
-                }
-                let mut scored: Vec<(u64, f64)> = out.iter().map(|&(k, s)| (k, f64::from(s))).collect();
-                normalize_by_max(&mut scored);
-                scored.into_iter().map(|(key, score)| Scored { key, dist: 1.0 - score, score, segment: None }).collect()
-            }
-            Mode::Hybrid | Mode::Auto => {
-                // (`resolve` never leaves Auto; the arm keeps the match total.)
-                let (mut v, mut kw) = (Vec::new(), Vec::new());
-                semantic(&mut v)?;
-                keyword(&mut kw)?;
-                let segments: std::collections::HashMap<u64, u32> = v.iter().map(|h| (h.key, h.segment)).collect();
-                let sims: Vec<(u64, f32)> = v.iter().map(|h| (h.key, h.score)).collect();
-                let ceiling = self.bm25.score_ceiling(req.text, &mut Bm25Scratch::default());
-                let coverage = fuse::coverage(kw.first().map_or(0.0, |h| h.1), ceiling);
-                let prior = match req.fusion {
-                    Fusion::Alpha(Some(a)) => a,
-                    // Hashed vectors measured worse than keyword alone on
-                    // every set, fused in any way: hybrid keeps keyword's
-                    // order unless the caller names a weight.
-                    _ if self.hashed_vectors() => 0.0,
-                    _ => limits::HYBRID_ALPHA_PRIOR,
-                };
-                let sure = fuse::confidence(&sims.iter().map(|h| f64::from(h.1)).collect::<Vec<_>>()) / limits::FUSION_Z_CLIP;
-                let weight = fuse::coverage_weight(coverage, sure, prior)?;
-                let mut fused = Vec::new();
-                match req.fusion {
-                    Fusion::Alpha(_) => fuse::fuse(&kw, &sims, weight, Norm::MinMax, &mut fused)?,
-                    Fusion::Rrf => {
-                        let a: Vec<u64> = kw.iter().map(|h| h.0).collect();
-                        let b: Vec<u64> = v.iter().map(|h| h.key).collect();
-                        fuse::weighted_rrf(&a, &b, weight, limits::RRF_K_DEFAULT, &mut fused)?;
-                    }
-                }
-                fused.truncate(k);
-                if req.explain {
-                    signals = Signals {
-                        fusion: Some(FusionInputs { rrf: req.fusion == Fusion::Rrf, vector_weight: weight, prior, coverage, confidence: sure }),
-                        keyword: kw,
-                        vector: sims,
-                    };
-                }
-                fused.into_iter().map(|(key, score)| Scored { key, dist: 1.0 - score, score, segment: segments.get(&key).copied() }).collect()
-            }
-        };
-        if !windows.is_empty() && !browse {
-            hits.sort_by(|a, b| self.time_boosted(b, &windows).total_cmp(&self.time_boosted(a, &windows)));
         }
-        // The time boost orders the recency re-rank too, or recency would undo it.
-        let order_dist = |h: &Scored| if windows.is_empty() { h.dist } else { h.dist - (self.time_boosted(h, &windows) - h.score) };
-        if let Some(p) = &req.recency {
-            let mut rh: Vec<RecencyHit> = hits
-                .iter()
-                .filter_map(|h| self.records.get(&h.key).map(|r| RecencyHit { key: h.key, dist: order_dist(h), last_accessed: r.last_accessed, created_at: r.created_at }))
-                .collect();
-            rerank_with_recency(&mut rh, now, p);
-            let by_key: std::collections::HashMap<u64, Scored> = hits.iter().map(|h| (h.key, *h)).collect();
-            hits = rh.iter().filter_map(|h| by_key.get(&h.key).copied()).collect();
-        }
-        let total = hits.len();
-        let page: Vec<Scored> = hits.into_iter().skip(req.offset).take(req.limit).collect();
-        let explanations = if req.explain {
-            let cx = explain::Context { mode, filters: req.filter.names(), currency: req.currency, recency: req.recency.as_ref(), now, timed: !windows.is_empty() && !browse };
-            page.iter()
-                .enumerate()
-                .map(|(i, h)| {
-                    let times = self.records.get(&h.key).map_or((0, 0), |r| (r.last_accessed, r.created_at));
-                    let inside = cx.timed && self.time_boosted(h, &windows) != h.score;
-                    signals.explain(&cx, h.key, req.offset + i + 1, order_dist(h), inside, times)
-                })
-                .collect()
-        } else {
-            Vec::new()
-        };
-        Ok(SearchResult { hits: page, total, exact: matched.is_none() || exact, mode, time: windows, explanations })
+        Ok(out)
     }
 
     /// What `auto` runs as; other modes run as asked.
@@ -353,24 +276,215 @@ impl LongTerm {
 
 
     /// Whether the stored vectors are the hashed fallback's alone.
-    fn hashed_vectors(&self) -> bool {
+    pub(super) fn hashed_vectors(&self) -> bool {
         self.embedder.as_deref().is_some_and(|e| e.starts_with(crate::core::retrieval::EMBEDDER_NAME))
     }
+}
 
-    /// The score a hit is ordered by when the query named a time: raised by
-    /// `TIME_BOOST` times its size when the record's event date (else its
-    /// creation time) falls in a window, so near-equals reorder and an
-    /// unrelated record is not lifted over a relevant one. Reported scores
-    /// stay the retrieval's.
-    fn time_boosted(&self, h: &Scored, windows: &[TimeWindow]) -> f64 {
-        let inside = self.records.get(&h.key).is_some_and(|r| {
-            let t = r.event_date.unwrap_or(r.created_at);
-            windows.iter().any(|w| w.from_ms.is_none_or(|f| t >= f) && w.to_ms.is_none_or(|e| t < e))
-        });
-        if inside {
-            h.score + limits::TIME_BOOST * h.score.abs()
-        } else {
-            h.score
+/// The score a hit is ordered by when the query named a time: raised by
+/// `TIME_BOOST` times its size when the record's event date (else its
+/// creation time) falls in a window, so near-equals reorder and an
+/// unrelated record is not lifted over a relevant one. Reported scores
+/// stay the retrieval's.
+fn time_boosted(h: &Scored, windows: &[TimeWindow], times: Option<Times>) -> f64 {
+    let inside = times.is_some_and(|r| {
+        let t = r.event_date.unwrap_or(r.created_at);
+        windows.iter().any(|w| w.from_ms.is_none_or(|f| t >= f) && w.to_ms.is_none_or(|e| t < e))
+    });
+    if inside {
+        h.score + limits::TIME_BOOST * h.score.abs()
+    } else {
+        h.score
+    }
+}
+
+/// A record's times, all the rank step reads of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Times {
+    pub created_at: Millis,
+    pub last_accessed: Millis,
+    pub event_date: Option<Millis>,
+}
+
+/// What an index (or a tenant's shards together) offers one search, before
+/// fusion, the time boost, recency and paging. Keys are the index's own;
+/// a merge of shards renumbers them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Candidates {
+    /// The filter admits no record (or the index is empty).
+    pub empty: bool,
+    /// The filter was answered by an exact scan of the matching keys.
+    pub exact: bool,
+    /// A listing without text or vector: every admitted record, newest
+    /// first, ties by id.
+    pub browse: Vec<(Millis, u64)>,
+    /// BM25, best first, ties by key.
+    pub keyword: Vec<(u64, f32)>,
+    /// Vector similarities, best first, ties by key.
+    pub vector: Vec<Hit>,
+    /// The best BM25 score the query could reach (hybrid's coverage).
+    pub ceiling: f32,
+}
+
+/// What the rank step knows besides the candidates.
+#[derive(Debug, Clone)]
+pub struct RankView {
+    /// The mode that runs (`auto` resolved).
+    pub mode: Mode,
+    /// The time expressions read from the query.
+    pub windows: Vec<TimeWindow>,
+    /// The stored vectors are the hashed fallback's.
+    pub hashed: bool,
+}
+
+/// Checks a request's bounds before any index is asked.
+pub fn validate(req: &SearchRequest<'_>) -> Result<()> {
+    if req.limit == 0 || req.limit > limits::VECTOR_K_MAX {
+        return Err(Error::invalid("limit", format!("must be 1 to {}", limits::VECTOR_K_MAX)));
+    }
+    if req.offset > limits::LTM_SEARCH_OFFSET_MAX {
+        return Err(Error::invalid("offset", format!("must be at most {}", limits::LTM_SEARCH_OFFSET_MAX)));
+    }
+    if req.text.len() > limits::QUERY_TEXT_BYTES_MAX {
+        return Err(Error::too_large("text", req.text.len(), limits::QUERY_TEXT_BYTES_MAX));
+    }
+    if let Some(t) = req.distance_threshold {
+        if !(t.is_finite() && (0.0..=2.0).contains(&t)) {
+            return Err(Error::invalid("distance_threshold", "must be between 0 and 2"));
         }
     }
+    if let Some(p) = &req.recency {
+        p.validate()?;
+    }
+    Ok(())
+}
+
+/// The time expressions of the query, as windows (none without a reference).
+pub fn query_windows(req: &SearchRequest<'_>) -> Vec<TimeWindow> {
+    // The expression's words stay in the keyword query: "on Monday" in
+    // "what do I do on Monday evenings" is the topic (taking them out cost
+    // 0.05 nDCG@10 on convbench's keyword mode).
+    req.time.map(|t| timeexpr::parse_query(req.text, t.at_ms, t.tz_offset_minutes)).unwrap_or_default()
+}
+
+fn is_browse(req: &SearchRequest<'_>) -> bool {
+    req.text.trim().is_empty() && req.vector.is_none()
+}
+
+/// Candidates enough for the page, capped by the index's k bound.
+fn page_k(req: &SearchRequest<'_>) -> usize {
+    (req.offset + req.limit).min(limits::VECTOR_K_MAX)
+}
+
+/// How deep each side's list goes. Hybrid fuses deeper lists than it
+/// returns: a record ranked 30th by one side and 3rd by the other must
+/// still be seen by both.
+pub fn depth(mode: Mode, req: &SearchRequest<'_>) -> usize {
+    let k = page_k(req);
+    if mode == Mode::Hybrid {
+        (k * limits::LTM_HYBRID_DEPTH_FACTOR).clamp(limits::LTM_HYBRID_DEPTH_MIN, limits::VECTOR_K_MAX)
+    } else {
+        k
+    }
+}
+
+/// The rank step: fusion, the time boost, recency, paging and
+/// explanations over `cands`, reading each hit's record times through
+/// `times`. Depends on nothing else, so one index and a merge of shards
+/// rank alike.
+pub fn rank(req: &SearchRequest<'_>, cands: Candidates, view: RankView, times: impl Fn(u64) -> Option<Times>, now: Millis) -> Result<SearchResult> {
+    let RankView { mode, windows, hashed } = view;
+    if cands.empty {
+        return Ok(SearchResult { hits: Vec::new(), total: 0, exact: true, mode, time: windows, explanations: Vec::new() });
+    }
+    let k = page_k(req);
+    let browse = is_browse(req);
+    // Kept only when asked: the signals behind each hit's rank.
+    let mut signals = Signals::default();
+    let Candidates { browse: listing, keyword: kw, vector: v, ceiling, exact, .. } = cands;
+    let mut hits: Vec<Scored> = match mode {
+        _ if browse => listing.into_iter().map(|(_, key)| Scored { key, dist: 0.0, score: 0.0, segment: None }).collect(),
+        Mode::Semantic => {
+            if req.explain {
+                signals.vector = v.iter().map(|h| (h.key, h.score)).collect();
+            }
+            v.iter()
+                .map(|h| Scored { key: h.key, dist: 1.0 - f64::from(h.score), score: f64::from(h.score), segment: Some(h.segment) })
+                .filter(|s| req.distance_threshold.is_none_or(|t| s.dist <= t))
+                .collect()
+        }
+        Mode::Keyword => {
+            let mut scored: Vec<(u64, f64)> = kw.iter().map(|&(k, s)| (k, f64::from(s))).collect();
+            if req.explain {
+                signals.keyword = kw;
+            }
+            normalize_by_max(&mut scored);
+            scored.into_iter().map(|(key, score)| Scored { key, dist: 1.0 - score, score, segment: None }).collect()
+        }
+        Mode::Hybrid | Mode::Auto => {
+            // (`resolve` never leaves Auto; the arm keeps the match total.)
+            let segments: std::collections::HashMap<u64, u32> = v.iter().map(|h| (h.key, h.segment)).collect();
+            let sims: Vec<(u64, f32)> = v.iter().map(|h| (h.key, h.score)).collect();
+            let coverage = fuse::coverage(kw.first().map_or(0.0, |h| h.1), ceiling);
+            let prior = match req.fusion {
+                Fusion::Alpha(Some(a)) => a,
+                // Hashed vectors measured worse than keyword alone on
+                // every set, fused in any way: hybrid keeps keyword's
+                // order unless the caller names a weight.
+                _ if hashed => 0.0,
+                _ => limits::HYBRID_ALPHA_PRIOR,
+            };
+            let sure = fuse::confidence(&sims.iter().map(|h| f64::from(h.1)).collect::<Vec<_>>()) / limits::FUSION_Z_CLIP;
+            let weight = fuse::coverage_weight(coverage, sure, prior)?;
+            let mut fused = Vec::new();
+            match req.fusion {
+                Fusion::Alpha(_) => fuse::fuse(&kw, &sims, weight, Norm::MinMax, &mut fused)?,
+                Fusion::Rrf => {
+                    let a: Vec<u64> = kw.iter().map(|h| h.0).collect();
+                    let b: Vec<u64> = v.iter().map(|h| h.key).collect();
+                    fuse::weighted_rrf(&a, &b, weight, limits::RRF_K_DEFAULT, &mut fused)?;
+                }
+            }
+            fused.truncate(k);
+            if req.explain {
+                signals = Signals {
+                    fusion: Some(FusionInputs { rrf: req.fusion == Fusion::Rrf, vector_weight: weight, prior, coverage, confidence: sure }),
+                    keyword: kw,
+                    vector: sims,
+                };
+            }
+            fused.into_iter().map(|(key, score)| Scored { key, dist: 1.0 - score, score, segment: segments.get(&key).copied() }).collect()
+        }
+    };
+    let boosted = |h: &Scored| time_boosted(h, &windows, times(h.key));
+    if !windows.is_empty() && !browse {
+        hits.sort_by(|a, b| boosted(b).total_cmp(&boosted(a)));
+    }
+    // The time boost orders the recency re-rank too, or recency would undo it.
+    let order_dist = |h: &Scored| if windows.is_empty() { h.dist } else { h.dist - (boosted(h) - h.score) };
+    if let Some(p) = &req.recency {
+        let mut rh: Vec<RecencyHit> = hits
+            .iter()
+            .filter_map(|h| times(h.key).map(|r| RecencyHit { key: h.key, dist: order_dist(h), last_accessed: r.last_accessed, created_at: r.created_at }))
+            .collect();
+        rerank_with_recency(&mut rh, now, p);
+        let by_key: std::collections::HashMap<u64, Scored> = hits.iter().map(|h| (h.key, *h)).collect();
+        hits = rh.iter().filter_map(|h| by_key.get(&h.key).copied()).collect();
+    }
+    let total = hits.len();
+    let page: Vec<Scored> = hits.into_iter().skip(req.offset).take(req.limit).collect();
+    let explanations = if req.explain {
+        let cx = explain::Context { mode, filters: req.filter.names(), currency: req.currency, recency: req.recency.as_ref(), now, timed: !windows.is_empty() && !browse };
+        page.iter()
+            .enumerate()
+            .map(|(i, h)| {
+                let t = times(h.key).map_or((0, 0), |r| (r.last_accessed, r.created_at));
+                let inside = cx.timed && boosted(h) != h.score;
+                signals.explain(&cx, h.key, req.offset + i + 1, order_dist(h), inside, t)
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    Ok(SearchResult { hits: page, total, exact, mode, time: windows, explanations })
 }

@@ -508,6 +508,14 @@ impl Bm25Index {
         scratch.query_terms.iter().map(|t| t.1).sum()
     }
 
+    /// [`Bm25::score_ceiling`] under a whole tenant's statistics: the same
+    /// weights, summed in the same order, as one index of every shard's
+    /// documents would compute.
+    pub fn ceiling_with_stats(&self, stats: &QueryStats) -> f32 {
+        let (n, k1) = (stats.docs as f32, self.params.k1);
+        stats.terms.iter().filter(|t| t.2 > 0).take(limits::QUERY_TERMS_MAX).map(|&(_, qtf, df)| qtf as f32 * (idf(n, df as f32) * (k1 + 1.0))).sum()
+    }
+
     /// Distinct known query terms with their weight `idf · (k1 + 1) · qtf`,
     /// in order of first appearance.
     fn query_terms(&self, query: &str, scratch: &mut Bm25Scratch) {

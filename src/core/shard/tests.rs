@@ -6,19 +6,7 @@ use super::*;
 use crate::core::retrieval::bm25::{Bm25Index, Bm25Scratch, KeyFilter, QueryStats};
 use crate::core::retrieval::filter::TagFilter;
 
-/// A small seeded PRNG (xorshift64*), so each case is reproducible.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+use crate::core::test_rng::Rng;
 
 #[test]
 fn buckets_are_stable_and_spread() {

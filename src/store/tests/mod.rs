@@ -425,3 +425,32 @@ fn a_failing_snapshot_is_retried_only_after_the_log_grows() {
     let stats = run(store.stats());
     assert_eq!(stats.snapshot_gen, 0);
 }
+
+#[test]
+fn key_range_bounds_select_exactly_the_keys_it_contains() {
+    assert_eq!(KeyRange { prefix: "log/", start: "", end: None, limit: 1 }.bounds().unwrap(), ("log/".into(), Some("log0".into())));
+    assert_eq!(KeyRange { prefix: "", start: "", end: None, limit: 1 }.bounds().unwrap(), (String::new(), None));
+    assert_eq!(KeyRange { prefix: "snap/", start: "", end: Some("snap/01/"), limit: 1 }.bounds().unwrap(), ("snap/".into(), Some("snap/01/".into())));
+    assert_eq!(KeyRange { prefix: "t/", start: "t/log/", end: Some("zzz"), limit: 1 }.bounds().unwrap(), ("t/log/".into(), Some("t0".into())));
+    assert!(KeyRange { prefix: "caf\u{e9}", start: "", end: None, limit: 1 }.bounds().is_err(), "a prefix ending past ASCII is refused");
+    // Every ASCII key over a small alphabet, against `contains`.
+    let alphabet = ["", "/", "0", "a", "g", "h", "z", "\0", "~"];
+    let mut keys = vec![String::new()];
+    for _ in 0..3 {
+        keys = keys.iter().flat_map(|k| alphabet.iter().map(move |c| format!("{k}{c}"))).collect();
+    }
+    keys.sort();
+    keys.dedup();
+    for prefix in ["", "a", "a/", "g0", "~"] {
+        for start in ["", "a", "a/0", "h"] {
+            for end in [None, Some("a/z"), Some("b"), Some("")] {
+                let range = KeyRange { prefix, start, end, limit: usize::MAX };
+                let (lo, hi) = range.bounds().unwrap();
+                for key in &keys {
+                    let inside = key.as_str() >= lo.as_str() && hi.as_deref().is_none_or(|h| key.as_str() < h);
+                    assert_eq!(inside, range.contains(key), "{range:?} and {key:?}: bounds {lo:?}..{hi:?}");
+                }
+            }
+        }
+    }
+}
