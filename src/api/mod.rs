@@ -12,6 +12,7 @@ pub mod budget;
 pub mod decisions;
 pub mod episodes;
 pub mod export;
+pub mod external_index;
 pub mod extraction;
 pub mod service_cache;
 pub mod history;

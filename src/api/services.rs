@@ -61,6 +61,14 @@ pub trait Services {
     fn fetch_service<'a>(&'a self, _agent_id: &'a str, _service: &'a str) -> Option<LocalBoxFuture<'a, Result<String>>> {
         None
     }
+
+    /// A tenant-wide vector index outside the engine
+    /// ([`super::external_index`]): searches then take their vector side
+    /// from its answer, admitted exactly by the engine. `None` (every host
+    /// today): the engine's own index answers.
+    fn external_index(&self) -> Option<&dyn super::external_index::ExternalIndex> {
+        None
+    }
 }
 
 /// No encodings and no hook: counting falls back to the estimator and

@@ -27,6 +27,8 @@ pub(super) struct TestServices {
     pub(super) extractor: Option<std::result::Result<String, ()>>,
     /// Extractor calls made.
     pub(super) extract_calls: std::cell::Cell<usize>,
+    /// A tenant-wide external vector index (none by default).
+    pub(super) external: Option<crate::api::external_index::LocalFake>,
 }
 
 impl services::Services for TestServices {
@@ -45,6 +47,10 @@ impl services::Services for TestServices {
             CACHE.with(|c| c.borrow_mut().push(enc.clone()));
             Ok(enc)
         })
+    }
+
+    fn external_index(&self) -> Option<&dyn crate::api::external_index::ExternalIndex> {
+        self.external.as_ref().map(|x| x as &dyn crate::api::external_index::ExternalIndex)
     }
 
     fn summarize<'a>(&'a self, _: &'a [crate::core::session::Message], _: Option<&'a str>, _: usize) -> Option<futures_util::future::LocalBoxFuture<'a, Result<String>>> {

@@ -138,6 +138,13 @@ limits! {
     /// Bound parameters of one SQL statement on Durable Object storage (the
     /// platform's limit), so deletes by name are batched by it.
     pub const SQL_BINDINGS_MAX: usize = 100;
+    /// Bytes of an id an external vector index takes (Vectorize's limit).
+    pub const EXTERNAL_ID_BYTES_MAX: usize = 64;
+    /// Hits one external index query returns at most (Vectorize's `topK`
+    /// without values or metadata).
+    pub const EXTERNAL_TOP_K_MAX: usize = 100;
+    /// Vectors one external index upsert takes (Vectorize's batch).
+    pub const EXTERNAL_UPSERT_BATCH_MAX: usize = 1_000;
     /// Bytes of a replacement stashed before an erasure's `deleteAll()`: a
     /// whole snapshot, its head and the framing of each key and value.
     pub const STASH_BYTES_MAX: usize = SNAPSHOT_BYTES_MAX + (1 << 20);

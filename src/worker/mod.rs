@@ -53,8 +53,8 @@ type WResult<T> = worker::Result<T>;
 /// A JSON response; a body the API already wrote as bytes (a prompt) is
 /// handed over as it is, never parsed or re-serialized here.
 /// What a request cost: the SQL rows its tenant object read and wrote (see
-/// [`sql::Meter`]), that isolate's wasm memory, and the Durable Object calls
-/// the front made for it.
+/// [`sql::Meter`]), the calls that object made to others (its stash), that
+/// isolate's wasm memory, and the Durable Object calls the front made.
 const METER_HEADER: &str = "x-edgemem-meter";
 
 thread_local! {
@@ -62,8 +62,9 @@ thread_local! {
     static OBJECT_CALLS: Cell<u64> = const { Cell::new(0) };
 }
 
-/// The stub of the object named `name`; every call is counted, so a
-/// request's meter shows its Durable Object calls.
+/// The stub of the object named `name`, for a call the front makes (each
+/// is counted: a request's meter shows the front's Durable Object calls;
+/// every caller fetches right after).
 fn object_stub(env: &Env, name: &str) -> WResult<worker::Stub> {
     OBJECT_CALLS.with(|c| c.set(c.get().saturating_add(1)));
     env.durable_object(MEMORY_BINDING)?.id_from_name(name)?.get_stub()
@@ -245,8 +246,11 @@ impl MemoryObject {
     /// object's storage is rewritten.
     fn stash(&self, namespace: &str) -> Result<sql::Stash, Error> {
         let w = |e: worker::Error| Error::Internal { detail: e.to_string() };
-        let stub = object_stub(&self.env, &format!("__stash/{namespace}")).map_err(w)?;
-        Ok(sql::Stash { stub })
+        // Not through `object_stub`: the object's own calls are metered by
+        // its meter, the front's by the front.
+        let objects = self.env.durable_object(MEMORY_BINDING).map_err(w)?;
+        let stub = objects.id_from_name(&format!("__stash/{namespace}")).map_err(w)?.get_stub().map_err(w)?;
+        Ok(sql::Stash { stub, meter: self.meter.clone() })
     }
 
     /// Keeps the Durable Object alarm at the next TTL expiry or background
@@ -352,7 +356,7 @@ impl MemoryObject {
         // This request's share, exact when requests do not overlap (they
         // interleave at awaits).
         let spent = self.meter.read().since(before);
-        out.headers().set(METER_HEADER, &format!("rows_read={}; rows_written={}; sql_statements={}; wasm_memory_bytes={}", spent.rows_read, spent.rows_written, spent.statements, wasm_memory_bytes())).map_err(w)?;
+        out.headers().set(METER_HEADER, &format!("rows_read={}; rows_written={}; sql_statements={}; object_calls={}; wasm_memory_bytes={}", spent.rows_read, spent.rows_written, spent.statements, spent.object_calls, wasm_memory_bytes())).map_err(w)?;
         Ok(out)
     }
 

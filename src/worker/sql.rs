@@ -69,6 +69,8 @@ pub struct Meter {
     rows_read: Cell<u64>,
     rows_written: Cell<u64>,
     statements: Cell<u64>,
+    /// Calls this object made to other Durable Objects (its stash).
+    object_calls: Cell<u64>,
 }
 
 /// One reading of a [`Meter`].
@@ -77,11 +79,12 @@ pub struct Reading {
     pub rows_read: u64,
     pub rows_written: u64,
     pub statements: u64,
+    pub object_calls: u64,
 }
 
 impl Meter {
     pub fn read(&self) -> Reading {
-        Reading { rows_read: self.rows_read.get(), rows_written: self.rows_written.get(), statements: self.statements.get() }
+        Reading { rows_read: self.rows_read.get(), rows_written: self.rows_written.get(), statements: self.statements.get(), object_calls: self.object_calls.get() }
     }
 
     fn add(&self, read: usize, written: usize) {
@@ -98,6 +101,7 @@ impl Reading {
             rows_read: self.rows_read.saturating_sub(before.rows_read),
             rows_written: self.rows_written.saturating_sub(before.rows_written),
             statements: self.statements.saturating_sub(before.statements),
+            object_calls: self.object_calls.saturating_sub(before.object_calls),
         }
     }
 }
@@ -182,6 +186,7 @@ fn blob(v: SqlStorageValue) -> Result<Vec<u8>> {
 /// Durable Object of the same class, addressed by name.
 pub struct Stash {
     pub stub: worker::Stub,
+    pub meter: Rc<Meter>,
 }
 
 /// The internal path of the stash calls (never routed from outside).
@@ -195,6 +200,7 @@ impl Stash {
             init.with_body(Some(Uint8Array::from(body.as_slice()).into()));
         }
         let req = worker::Request::new_with_init(&format!("https://stash{STASH_PATH}/{op}"), &init).map_err(|e| sql_err("stash", e))?;
+        self.meter.object_calls.set(self.meter.object_calls.get().saturating_add(1));
         let mut resp = self.stub.fetch_with_request(req).await.map_err(|e| sql_err("stash", e))?;
         let bytes = resp.bytes().await.map_err(|e| sql_err("stash", e))?;
         if resp.status_code() != 200 {

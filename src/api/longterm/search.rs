@@ -11,6 +11,7 @@ use crate::api::services::Services;
 use crate::core::error::{Error, Result};
 use crate::core::limits;
 use crate::core::longterm::explain::{Explanation, Signal};
+use crate::core::longterm::external::EXTERNAL_SEGMENT_ID;
 use crate::core::longterm::search::{Fusion, TimeReference};
 use crate::core::longterm::{Currency, Mode, SearchRequest};
 use crate::core::retrieval::filter::Filter;
@@ -225,8 +226,15 @@ pub async fn search<B: Backend>(store: &Store<B>, services: &dyn Services, body:
             Some(v)
         }
     };
+    // A tenant-wide external index answers the vector side when the host
+    // has one: the engine keeps the hits it holds, admitted exactly.
+    let external = match (services.external_index(), vector.as_deref()) {
+        (Some(index), Some(v)) => Some(index.query(v, limits::EXTERNAL_TOP_K_MAX).await?),
+        _ => None,
+    };
     let req = SearchRequest {
         vector: vector.as_deref(),
+        external: external.as_deref(),
         mode: body.mode,
         fusion: body.fusion,
         limit: body.limit,
@@ -256,7 +264,8 @@ pub async fn search<B: Backend>(store: &Store<B>, services: &dyn Services, body:
                             "dist" => json!(h.dist),
                             "score" => json!(h.score),
                             "score_type" => json!(score_type),
-                            "segment" => json!(h.segment),
+                            // An external index's hit came from no engine segment.
+                            "segment" => json!(h.segment.filter(|&s| s != EXTERNAL_SEGMENT_ID)),
                             _ => record_field(rec, f),
                         };
                         let mut v = match &body.fields {

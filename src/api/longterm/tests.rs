@@ -247,3 +247,32 @@ fn background_passes_merge_what_writes_cannot() {
     assert_eq!(ids(&s.body), ["m4242"], "{}", s.body);
     assert_eq!(now_or_never(api.store.read(|e| e.longterm().len())).unwrap().unwrap(), n);
 }
+
+#[test]
+fn an_external_index_answers_the_vector_side_behind_the_same_route() {
+    use crate::api::external_index::{ExternalIndex, ExternalItem, LocalFake};
+    use crate::store::now_or_never;
+    let mut api = Api::new();
+    seed(&mut api, None);
+    let ids_texts: Vec<(String, String)> = ["kitchen", "peanuts", "lisbon", "darkmode", "bicycle"]
+        .iter()
+        .map(|id| (id.to_string(), api.call("GET", &format!("/v1/long-term-memory/{id}"), "").body["text"].as_str().unwrap().to_owned()))
+        .collect();
+    // The fake holds the vectors the engine embedded, and one for an id no
+    // tenant holds (deleted since, or another shard's).
+    let texts: Vec<String> = ids_texts.iter().map(|(_, t)| t.clone()).chain(["teal kitchen colour favourite".to_owned()]).collect();
+    let embedded = now_or_never(super::embed_texts(&api.store, &api.services, &texts)).unwrap().unwrap();
+    let fake = LocalFake::new(embedded.vectors[0].len());
+    let items: Vec<ExternalItem> = ids_texts.iter().map(|(id, _)| id.clone()).chain(["ghost".to_owned()]).zip(embedded.vectors).map(|(id, vector)| ExternalItem { id, vector }).collect();
+    now_or_never(fake.upsert(&items)).unwrap().unwrap();
+    let body = r#"{"text": "what colour is the kitchen", "search_mode": "semantic", "limit": 5, "user_id": {"eq": "ana"}}"#;
+    let engine = api.call("POST", "/v1/long-term-memory/search", body);
+    api.services.external = Some(fake);
+    let external = api.call("POST", "/v1/long-term-memory/search", body);
+    assert_eq!(external.status, 200, "{}", external.body);
+    assert_eq!(ids(&external.body), ids(&engine.body), "the same route, the same ranking");
+    assert_eq!(ids(&engine.body).len(), 4, "every one of ana's records");
+    assert!(!ids(&external.body).contains(&"ghost".to_owned()), "an id the tenant does not hold is dropped");
+    assert!(!ids(&external.body).contains(&"darkmode".to_owned()), "the filter is applied exactly");
+    assert!(external.body["memories"].as_array().unwrap().iter().all(|m| m["segment"].is_null()), "no engine segment answered");
+}

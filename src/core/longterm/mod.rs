@@ -11,6 +11,7 @@
 // The turns around a hit (`expand`).
 mod context;
 pub mod explain;
+pub mod external;
 pub mod facts;
 #[cfg(test)]
 mod facts_tests;

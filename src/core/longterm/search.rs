@@ -22,6 +22,7 @@ use crate::core::timeexpr::{self, TimeWindow};
 use crate::core::vector::{self, Hit, Scratch, SearchParams};
 
 use super::explain::{self, Explanation, FusionInputs, Signals};
+use super::external::{self, ExternalHit};
 use super::{Currency, LongTerm};
 
 /// Search mode (AMS's `search_mode`, plus `auto`).
@@ -114,6 +115,9 @@ pub struct SearchRequest<'a> {
     /// Scan every vector instead of walking the graphs: slower, and the
     /// same answer however a tenant is sharded. Default `false`.
     pub exact: bool,
+    /// The vector side from an external index's answer instead of this
+    /// index's vectors (see [`super::external`]). Default `None`.
+    pub external: Option<&'a [ExternalHit]>,
 }
 
 impl<'a> SearchRequest<'a> {
@@ -136,6 +140,7 @@ impl<'a> SearchRequest<'a> {
             currency: Currency::Latest,
             explain: false,
             exact: false,
+            external: None,
         }
     }
 }
@@ -177,7 +182,7 @@ impl LongTerm {
     /// candidates.
     pub fn search(&self, req: &SearchRequest<'_>, now: Millis) -> Result<SearchResult> {
         validate(req)?;
-        let mode = self.resolve(req.mode, req.vector.is_some());
+        let mode = self.resolve(req.mode, req.vector.is_some() && (req.external.is_some() || self.index.is_some()));
         let windows = query_windows(req);
         let cands = self.candidates(req, mode, None)?;
         let view = RankView { mode, windows, hashed: self.hashed_vectors() };
@@ -228,7 +233,17 @@ impl LongTerm {
         let depth = depth(mode, req);
         if matches!(mode, Mode::Semantic | Mode::Hybrid | Mode::Auto) {
             let v = req.vector.ok_or_else(|| Error::invalid("vector", "semantic and hybrid search need a query embedding"))?;
-            if let Some(index) = self.index.as_ref() {
+            if let Some(hits) = req.external {
+                // The hits this index holds, admitted exactly (`matched` is
+                // in key order: the records map's).
+                let admitted = |key: &u64| matched.as_ref().is_none_or(|m| m.binary_search(key).is_ok());
+                out.vector = hits
+                    .iter()
+                    .filter_map(|h| self.ids.get(&h.id).copied().filter(admitted).map(|key| Hit { key, score: h.score, segment: external::EXTERNAL_SEGMENT_ID }))
+                    .collect();
+                out.vector.sort_unstable_by(|a, b| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key)));
+                out.vector.truncate(depth);
+            } else if let Some(index) = self.index.as_ref() {
                 let filter = match (&matched, exact) {
                     (None, _) => vector::Eligible::All,
                     (Some(m), true) => vector::Eligible::Keys(m),
@@ -263,11 +278,13 @@ impl LongTerm {
     }
 
     /// What `auto` runs as; other modes run as asked.
-    fn resolve(&self, mode: Mode, has_vector: bool) -> Mode {
+    /// `vectors`: the query has a vector and some vectors to compare it
+    /// with (this index's, or an external index's answer).
+    fn resolve(&self, mode: Mode, vectors: bool) -> Mode {
         if mode != Mode::Auto {
             return mode;
         }
-        if has_vector && self.index.is_some() && !self.hashed_vectors() {
+        if vectors && !self.hashed_vectors() {
             Mode::Hybrid
         } else {
             Mode::Keyword

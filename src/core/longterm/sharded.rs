@@ -51,7 +51,7 @@ fn resolve(shards: &[&LongTerm], req: &SearchRequest<'_>) -> Mode {
         return req.mode;
     }
     let hashed = shards.iter().any(|s| s.hashed_vectors());
-    if req.vector.is_some() && shards.iter().any(|s| s.index.is_some()) && !hashed {
+    if req.vector.is_some() && (req.external.is_some() || shards.iter().any(|s| s.index.is_some())) && !hashed {
         Mode::Hybrid
     } else {
         Mode::Keyword

@@ -14,6 +14,7 @@ use crate::core::retrieval::record::{MemoryRecord, MemoryType};
 use crate::core::shard::bucket_of;
 use crate::core::test_rng::Rng;
 use crate::core::longterm::search::{Fusion, TimeReference};
+use crate::core::longterm::external::{self, ExternalHit};
 use crate::core::longterm::{LtmOp, NewRecord};
 
 const DIM: usize = 8;
@@ -82,6 +83,7 @@ fn sharded_search_ranks_exactly_like_one_index() {
             let key = r.record.user_id.clone().unwrap_or_else(|| r.record.id.clone());
             parts[bucket_of(&key) as usize % shard_count].push(r.clone());
         }
+        let all: Vec<(String, Vec<f32>)> = records.iter().map(|r| (r.record.id.clone(), r.vector.clone())).chain((0..3).map(|i| (format!("ghost{i}"), vector(&mut rng)))).collect();
         let one = engine(records);
         let shards: Vec<Engine> = parts.into_iter().map(engine).collect();
         let refs: Vec<&LongTerm> = shards.iter().map(Engine::longterm).collect();
@@ -97,6 +99,10 @@ fn sharded_search_ranks_exactly_like_one_index() {
             let fusion = if rng.below(2) == 0 { Fusion::Rrf } else { Fusion::Alpha(None) };
             let recency = (rng.below(3) == 0).then(RecencyParams::default);
             let browse = text.is_empty() && rng.below(2) == 0;
+            // A third of the queries take their vector side from an
+            // external index's answer (over every record and a few ids no
+            // shard holds), which each shard filters to its own.
+            let answer = external_answer(&all, &v);
             let req = SearchRequest {
                 vector: (!browse && (mode != Mode::Keyword || rng.below(2) == 0)).then_some(v.as_slice()),
                 mode,
@@ -106,6 +112,7 @@ fn sharded_search_ranks_exactly_like_one_index() {
                 recency,
                 time: Some(TimeReference { at_ms: 1_030 * DAY_MS, tz_offset_minutes: 0 }),
                 exact: true,
+                external: (rng.below(3) == 0).then_some(answer.as_slice()),
                 ..SearchRequest::new(&text, &f)
             };
             let now = 1_070 * DAY_MS;
@@ -127,6 +134,44 @@ fn sharded_search_ranks_exactly_like_one_index() {
         }
     }
     assert!(compared > 900, "{compared} queries compared");
+}
+
+/// What an exact external index answers for `q` over `rows`: cosine, best
+/// first, ties by id, at most its top-k bound.
+fn external_answer(rows: &[(String, Vec<f32>)], q: &[f32]) -> Vec<ExternalHit> {
+    let unit = |v: &[f32]| {
+        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        v.iter().map(|x| x / n).collect::<Vec<f32>>()
+    };
+    let q = unit(q);
+    let mut hits: Vec<ExternalHit> = rows.iter().map(|(id, v)| ExternalHit { id: id.clone(), score: unit(v).iter().zip(&q).map(|(a, b)| a * b).sum() }).collect();
+    hits.sort_unstable_by(external::order);
+    hits.truncate(crate::core::limits::EXTERNAL_TOP_K_MAX);
+    hits
+}
+
+#[test]
+fn an_external_answer_is_admitted_exactly() {
+    let mut rng = Rng(7);
+    let records = corpus(&mut rng);
+    let rows: Vec<(String, Vec<f32>)> = records.iter().map(|r| (r.record.id.clone(), r.vector.clone())).chain([("ghost".to_owned(), vec![1.0; DIM])]).collect();
+    let users: std::collections::HashMap<String, Option<String>> = records.iter().map(|r| (r.record.id.clone(), r.record.user_id.clone())).collect();
+    let e = engine(records);
+    let q = vec![1.0; DIM];
+    let answer = external_answer(&rows, &q);
+    assert_eq!(answer[0].id, "ghost", "the answer names a record the index does not hold");
+    let f = Filter::from_request(&json!({ "user_id": { "eq": "u3" } }).as_object().unwrap().clone()).unwrap();
+    let req = SearchRequest { vector: Some(&q), limit: 50, external: Some(&answer), ..SearchRequest::new("", &f) };
+    let hits = e.longterm().search(&req, 0).unwrap().hits;
+    assert!(!hits.is_empty());
+    for h in &hits {
+        let id = &e.longterm().record_by_key(h.key).unwrap().id;
+        assert_eq!(users[id].as_deref(), Some("u3"), "{id} passed the filter");
+        assert_eq!(h.segment, Some(external::EXTERNAL_SEGMENT_ID));
+    }
+    let want: Vec<&str> = answer.iter().filter(|h| users.get(&h.id).is_some_and(|u| u.as_deref() == Some("u3"))).map(|h| h.id.as_str()).collect();
+    let got: Vec<&str> = hits.iter().map(|h| e.longterm().record_by_key(h.key).unwrap().id.as_str()).collect();
+    assert_eq!(got, want, "the answer's order, filtered");
 }
 
 #[test]

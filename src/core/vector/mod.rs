@@ -27,7 +27,7 @@
 
 mod codec;
 mod compact;
-mod distance;
+pub mod distance;
 mod hnsw;
 mod readout;
 mod rows;
