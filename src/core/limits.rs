@@ -103,6 +103,19 @@ limits! {
     /// Calls one node of a tenant-wide fan-out makes at once: Workers allow
     /// six simultaneous open connections per invocation.
     pub const SHARD_FANOUT_BRANCHING_MAX: usize = 6;
+    /// Time a tenant-wide fan-out has by default, in milliseconds: past it
+    /// the answer is partial and names the shards that did not answer.
+    pub const SHARD_FANOUT_DEADLINE_MS_DEFAULT: u64 = 2_000;
+    /// Shortest deadline a request may ask for.
+    pub const SHARD_FANOUT_DEADLINE_MS_MIN: u64 = 50;
+    /// Longest deadline a request may ask for.
+    pub const SHARD_FANOUT_DEADLINE_MS_MAX: u64 = 30_000;
+    /// Time each hop of the tree keeps for itself: a child's deadline is
+    /// its parent's less this, so the parent can still merge and answer.
+    pub const SHARD_FANOUT_HOP_MARGIN_MS: u64 = 25;
+    /// Retries of a request answered `shard_moved`, each after the front
+    /// refreshed its map.
+    pub const SHARD_MOVED_RETRIES_MAX: usize = 3;
     /// Longest encryption key id: it is stored in every sealed value's
     /// envelope, in plaintext (`[A-Za-z0-9._-]`, at least one byte).
     pub const CRYPT_KEY_ID_BYTES_MAX: usize = 32;

@@ -268,5 +268,7 @@ pub fn merge_top_k<K: Ord + Clone>(lists: &[Vec<(K, f32)>], k: usize) -> Vec<(K,
     all
 }
 
+pub mod fanout;
+
 #[cfg(test)]
 mod tests;
