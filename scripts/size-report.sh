@@ -50,10 +50,15 @@
 # raised to 1,655,000, a decision recorded here and in the issue's note.
 # One publish path (plaintext through the adapter's pass-through) kept a
 # second instantiation of the publish and sweep code out of both.
+# Issue 21's SQL storage (the SQL backend with its upgrade from the
+# key-value API, the erasure stash, the row meters) and the long-term search
+# split into candidates and one rank step, with the external-index seam in
+# the search route, took the Worker to 1,667 KB: raised to 1,675,000, a
+# decision recorded here and in the issue's note.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NPM_WASM_GZIP_BYTES_MAX=1365000
-WORKER_GZIP_BYTES_MAX=1655000
+WORKER_GZIP_BYTES_MAX=1675000
 
 gz() { gzip -9c "$@" | wc -c; }
 npm_raw=$(wc -c < pkg/edgemem_bg.wasm)

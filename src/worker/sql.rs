@@ -307,10 +307,9 @@ impl SqlBackend {
         Ok(out)
     }
 
-    /// Copies the store's keys from the key-value API, a page at a time,
-    /// each page in one transaction. Answers whether there were any.
-    async fn copy_from_kv(&self) -> Result<bool> {
-        let mut copied = false;
+    /// Hands the store's keys on the key-value API to `each`, a page at a
+    /// time (the listing carries values: pages stay small).
+    async fn for_each_kv_page(&self, mut each: impl AsyncFnMut(Vec<(String, Vec<u8>)>) -> Result<()>) -> Result<()> {
         for prefix in STORE_KV_PREFIXES {
             let mut start = String::new();
             loop {
@@ -318,29 +317,34 @@ impl SqlBackend {
                 let Some((last, _)) = page.last() else { break };
                 start = format!("{last}\0");
                 let page: Vec<_> = page.into_iter().filter(|(k, _)| is_store_key(k)).collect();
-                copied |= !page.is_empty();
-                self.transaction(move |sql| page.iter().try_for_each(|(k, v)| sql.put(k, v)))?;
+                if !page.is_empty() {
+                    each(page).await?;
+                }
             }
         }
+        Ok(())
+    }
+
+    /// Copies the store's keys from the key-value API, each page in one
+    /// transaction. Answers whether there were any.
+    async fn copy_from_kv(&self) -> Result<bool> {
+        let mut copied = false;
+        self.for_each_kv_page(async |page| {
+            copied = true;
+            self.transaction(move |sql| page.iter().try_for_each(|(k, v)| sql.put(k, v)))
+        })
+        .await?;
         Ok(copied)
     }
 
     /// Deletes the copied keys from the key-value API (after the marker, so
     /// a crash here leaves garbage, never a second source).
     async fn clear_kv(&self) -> Result<()> {
-        for prefix in STORE_KV_PREFIXES {
-            let mut start = String::new();
-            loop {
-                // The listing carries values: pages stay small.
-                let page = self.kv_page(prefix, &start, limits::RECOVERY_LOG_PAGE_RECORDS).await?;
-                let Some((last, _)) = page.last() else { break };
-                start = format!("{last}\0");
-                let keys: Vec<String> = page.into_iter().map(|(k, _)| k).filter(|k| is_store_key(k)).collect();
-                if !keys.is_empty() {
-                    self.storage.delete_multiple(keys).await.map_err(|e| sql_err("kv delete", e))?;
-                }
-            }
-        }
+        self.for_each_kv_page(async |page| {
+            let keys: Vec<String> = page.into_iter().map(|(k, _)| k).collect();
+            self.storage.delete_multiple(keys).await.map(drop).map_err(|e| sql_err("kv delete", e))
+        })
+        .await?;
         self.sql.run(MARK_CLEARED, vec![]).map(drop)
     }
 }
