@@ -53,12 +53,14 @@
 # Issue 21's SQL storage (the SQL backend with its upgrade from the
 # key-value API, the erasure stash, the row meters) and the long-term search
 # split into candidates and one rank step, with the external-index seam in
-# the search route, took the Worker to 1,667 KB: raised to 1,675,000, a
-# decision recorded here and in the issue's note.
+# the search route, took them to 1,366 KB / 1,675 KB (npm / Worker): raised
+# to 1,370,000 / 1,685,000, a decision recorded here and in the issue's note.
+# In npm the split search and the external index's path in it are the
+# growth; the SQL backend is Worker-only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-NPM_WASM_GZIP_BYTES_MAX=1365000
-WORKER_GZIP_BYTES_MAX=1675000
+NPM_WASM_GZIP_BYTES_MAX=1370000
+WORKER_GZIP_BYTES_MAX=1685000
 
 gz() { gzip -9c "$@" | wc -c; }
 npm_raw=$(wc -c < pkg/edgemem_bg.wasm)
