@@ -50,8 +50,6 @@ const DEV_PRIVACY_KEY: &str = "edgemem local dev mode: a public, worthless priva
 
 type WResult<T> = worker::Result<T>;
 
-/// A JSON response; a body the API already wrote as bytes (a prompt) is
-/// handed over as it is, never parsed or re-serialized here.
 /// What a request cost: the SQL rows its tenant object read and wrote (see
 /// [`sql::Meter`]), the calls that object made to others (its stash), that
 /// isolate's wasm memory, and the Durable Object calls the front made.
@@ -99,6 +97,8 @@ fn with_object_calls(resp: Response, calls: u64) -> WResult<Response> {
     Ok(resp.with_headers(headers))
 }
 
+/// A JSON response; a body the API already wrote as bytes (a prompt) is
+/// handed over as it is, never parsed or re-serialized here.
 fn json_response(r: api::Response) -> WResult<Response> {
     let status = r.status;
     let content_type = r.content_type.unwrap_or("application/json");
@@ -454,9 +454,13 @@ impl DurableObject for MemoryObject {
             };
             let store = match opened {
                 Ok(Some(store)) => store,
-                // An object that has not been opened since an upgrade or an
-                // interrupted erasure waits for a request naming it.
-                Ok(None) => return Ok(false),
+                // An object whose erasure was interrupted waits for a
+                // request naming its stash; that request re-arms the alarm.
+                Ok(None) => {
+                    self.alarm_at.set(None);
+                    self.wake_due.set(true);
+                    return Ok(false);
+                }
                 // A sealed tenant whose key is not in memory: expiry and
                 // background work wait for the next keyed request (reads
                 // already hide expired sessions). Not an error, which the
