@@ -66,9 +66,14 @@ pub fn search_shards(shards: &[&LongTerm], req: &SearchRequest<'_>, now: Millis)
         return Err(Error::invalid("explain", "a sharded search does not explain its hits yet"));
     }
     let mode = resolve(shards, req);
-    let mut scratch = Bm25Scratch::default();
-    let parts: Vec<QueryStats> = shards.iter().map(|s| s.bm25.query_stats(req.text, &mut scratch)).collect::<Result<_>>()?;
-    let stats = QueryStats::merge(&parts)?;
+    // The statistics round only when a keyword side runs.
+    let stats = if matches!(mode, Mode::Keyword | Mode::Hybrid) {
+        let mut scratch = Bm25Scratch::default();
+        let parts: Vec<QueryStats> = shards.iter().map(|s| s.bm25.query_stats(req.text, &mut scratch)).collect::<Result<_>>()?;
+        QueryStats::merge(&parts)?
+    } else {
+        QueryStats::default()
+    };
     let cands: Vec<Candidates> = shards.iter().map(|s| s.candidates(req, mode, Some(&stats))).collect::<Result<_>>()?;
 
     // The merge's keys: every candidate, numbered in record id order.
