@@ -33,6 +33,7 @@ export type ErrorCode =
   | "key_required"
   | "decryption_failed"
   | "shard_moved"
+  | "not_sharded"
   | "encoding_not_loaded"
   | "internal"
   | "asset_exists_with_different_scale"
@@ -127,6 +128,9 @@ export const LIMITS: {
   readonly SHARD_FANOUT_DEADLINE_MS_MAX: 30000;
   readonly SHARD_FANOUT_HOP_MARGIN_MS: 25;
   readonly SHARD_MOVED_RETRIES_MAX: 3;
+  readonly SHARD_MAP_CACHE_TTL_MS: 60000;
+  readonly SHARD_MAP_CACHE_ENTRIES_MAX: 1024;
+  readonly SHARD_PART_BYTES_MAX: 16777216;
   readonly CRYPT_KEY_ID_BYTES_MAX: 32;
   readonly CRYPT_ENVELOPE_BYTES_MAX: 65;
   readonly CRYPT_HEADER_BYTES_MAX: 4096;

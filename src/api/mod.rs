@@ -22,6 +22,7 @@ pub mod mcp;
 // The OpenAPI document is built natively only (tests/openapi.rs writes it).
 #[cfg(not(target_arch = "wasm32"))]
 pub mod openapi;
+pub mod placement;
 pub mod privacy;
 pub mod services;
 pub mod summary_views;
@@ -114,6 +115,7 @@ pub fn status_of(err: &Error) -> u16 {
         Error::Rejected { .. } | Error::InvalidVector { .. } => 422,
         Error::HookFailed { .. } | Error::Upstream { .. } => 502,
         Error::UpstreamTimeout { .. } => 504,
+        Error::NotSharded { .. } => 501,
         Error::Overloaded { .. } => 503,
         Error::MethodNotAllowed { .. } => 405,
         Error::PayloadTooLarge { .. } => 413,

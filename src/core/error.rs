@@ -241,6 +241,10 @@ pub enum Error {
     /// moved (`epoch`: the shard's current epoch). Nothing was done; the
     /// front refreshes its map and retries. HTTP 409.
     ShardMoved { epoch: u64 },
+    /// A route that must span a sharded tenant's objects in a way not built
+    /// yet (`route`: its method and path pattern). Nothing was done; an
+    /// unsharded tenant serves it. HTTP 501.
+    NotSharded { route: String },
     /// A token encoding's ranks are not loaded on this host (load them with
     /// `Tokenizer.load`, or serve the rank assets). Where a count may be
     /// estimated instead, edgemem estimates rather than answer this. HTTP 503.
@@ -285,6 +289,7 @@ impl Error {
             Error::Storage { .. } => "storage_error",
             Error::StoreUnsuitable { .. } => "store_unsuitable",
             Error::ShardMoved { .. } => "shard_moved",
+            Error::NotSharded { .. } => "not_sharded",
             Error::KeyRequired { .. } => "key_required",
             Error::DecryptionFailed { .. } => "decryption_failed",
             Error::EncodingNotLoaded { .. } => "encoding_not_loaded",
@@ -362,6 +367,7 @@ impl Error {
             "key_required",
             "decryption_failed",
             "shard_moved",
+            "not_sharded",
             "encoding_not_loaded",
             "internal",
         ];
@@ -418,6 +424,7 @@ impl fmt::Display for Error {
             Error::Storage { detail } => write!(f, "storage failed: {detail}"),
             Error::StoreUnsuitable { detail } => write!(f, "store unsuitable: {detail}"),
             Error::ShardMoved { epoch } => write!(f, "the tenant's shards moved (now at epoch {epoch}); refresh the map and retry"),
+            Error::NotSharded { route } => write!(f, "{route} does not span a sharded tenant yet"),
             Error::KeyRequired { key_id: Some(id) } => write!(f, "this store is encrypted under key {id:?}; open it with that key"),
             Error::KeyRequired { key_id: None } => write!(f, "this store is encrypted; open it with its key"),
             Error::DecryptionFailed { key_id, detail } => write!(f, "decryption failed under key {key_id:?}: {detail}; nothing was written"),
@@ -467,6 +474,7 @@ mod tests {
             Error::EncodingNotLoaded { encoding: "o200k_base".into() },
             Error::KeyRequired { key_id: None },
             Error::ShardMoved { epoch: 2 },
+            Error::NotSharded { route: String::new() },
             Error::DecryptionFailed { key_id: "k".into(), detail: String::new() },
             Error::Internal { detail: String::new() },
         ];

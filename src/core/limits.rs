@@ -116,6 +116,15 @@ limits! {
     /// Retries of a request answered `shard_moved`, each after the front
     /// refreshed its map.
     pub const SHARD_MOVED_RETRIES_MAX: usize = 3;
+    /// How long the front Worker trusts a tenant's cached shard map, in
+    /// milliseconds, before asking the tenant's directory again (a stale map
+    /// costs a `shard_moved` retry, never a wrong answer).
+    pub const SHARD_MAP_CACHE_TTL_MS: u64 = 60_000;
+    /// Tenants whose maps one isolate caches; past it the cache starts over.
+    pub const SHARD_MAP_CACHE_ENTRIES_MAX: usize = 1024;
+    /// Bytes of one shard's answer to a fan-out round (its merged part):
+    /// at most two lists of `VECTOR_K_MAX` records, far below this.
+    pub const SHARD_PART_BYTES_MAX: usize = 16 * 1024 * 1024;
     /// Longest encryption key id: it is stored in every sealed value's
     /// envelope, in plaintext (`[A-Za-z0-9._-]`, at least one byte).
     pub const CRYPT_KEY_ID_BYTES_MAX: usize = 32;

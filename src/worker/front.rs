@@ -9,7 +9,7 @@
 use serde_json::Value;
 use worker::{Env, Headers, Method, Request, RequestInit, Response, Url};
 
-use super::{auth, budget, routing, DEFAULT_NAMESPACE, NAMESPACE_HEADER};
+use super::{auth, budget, routing, shard, DEFAULT_NAMESPACE, NAMESPACE_HEADER};
 use crate::api::{self, routes, tenancy};
 use crate::core::auth::{check_namespace, encryption_key_id, parse_encryption_key, Principal, ENCRYPTION_KEY_HEADER, NEW_ENCRYPTION_KEY_HEADER, PREVIOUS_ENCRYPTION_KEY_HEADER};
 use crate::core::error::Error;
@@ -282,28 +282,39 @@ pub(super) async fn dispatch(env: &Env, settings: &auth::Settings, principal: &P
         }
     }
 
-    let headers = Headers::new();
+    let mut base: Vec<(String, String)> = Vec::new();
     if let Some(ns) = &namespace {
-        headers.set(NAMESPACE_HEADER, ns).map_err(w)?;
+        base.push((NAMESPACE_HEADER.to_owned(), ns.clone()));
     }
     if let Principal::Key { id, .. } = &principal {
-        headers.set(super::KEY_ID_HEADER, id).map_err(w)?;
+        base.push((super::KEY_ID_HEADER.to_owned(), id.clone()));
     }
     // Built here, never copied from the client: dev mode as honoured (loopback only).
     if settings.dev {
-        headers.set(super::DEV_HEADER, "1").map_err(w)?;
+        base.push((super::DEV_HEADER.to_owned(), "1".to_owned()));
     }
-    for (name, v) in &pass {
-        headers.set(name, v).map_err(w)?;
-    }
-    let mut init = RequestInit::new();
-    init.with_method(method.clone()).with_headers(headers);
-    if !body.is_empty() {
-        init.with_body(Some(js_sys::Uint8Array::from(body.as_slice()).into()));
-    }
-    let inner = Request::new_with_init(url.as_str(), &init).map_err(w)?;
-    let stub = super::object_stub(env, &object_name).map_err(w)?;
-    let resp = stub.fetch_with_request(inner).await.map_err(w)?;
+    base.extend(pass.iter().map(|(n, v)| ((*n).to_owned(), v.clone())));
+    let resp = match shard::initial_shards(env)? {
+        // Sharding is a deployment setting: unset, a tenant is one object.
+        None => {
+            let headers = Headers::new();
+            for (name, v) in &base {
+                headers.set(name, v).map_err(w)?;
+            }
+            let mut init = RequestInit::new();
+            init.with_method(method.clone()).with_headers(headers);
+            if !body.is_empty() {
+                init.with_body(Some(js_sys::Uint8Array::from(body.as_slice()).into()));
+            }
+            let inner = Request::new_with_init(url.as_str(), &init).map_err(w)?;
+            let stub = super::object_stub(env, &object_name).map_err(w)?;
+            stub.fetch_with_request(inner).await.map_err(w)?
+        }
+        Some(initial) => {
+            let forward = Forward { method: method.clone(), url: url.clone(), query, body, bound: None, pass: Vec::new() };
+            shard::dispatch(shard::Sharded { env, settings, tenant: object_name.clone(), forward, base, initial, now }).await?
+        }
+    };
     let status = resp.status_code();
     if ltm && method == Method::Post && status == 200 {
         fault(env, settings, "after_tenant_write")?;

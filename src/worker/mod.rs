@@ -10,15 +10,17 @@ mod backend;
 mod budget;
 mod crypt;
 mod extractor;
+mod fanout;
 mod feed;
 mod front;
 mod mcp;
 mod routing;
 mod services;
+mod shard;
 mod sql;
 mod upstream;
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use futures_util::lock::Mutex;
@@ -78,10 +80,10 @@ fn wasm_memory_bytes() -> u64 {
     pages as u64 * 65_536
 }
 
-/// Adds the front's Durable Object calls to the meter header (after what
-/// the tenant object reported), exact when requests do not overlap in the
-/// isolate.
-fn with_object_calls(resp: Response, calls: u64) -> WResult<Response> {
+/// Adds the front's Durable Object calls and `shard_moved` retries to the
+/// meter header (after what the tenant object reported), exact when
+/// requests do not overlap in the isolate.
+fn with_object_calls(resp: Response, calls: u64, retries: u64) -> WResult<Response> {
     if resp.status_code() == 101 {
         return Ok(resp);
     }
@@ -90,8 +92,8 @@ fn with_object_calls(resp: Response, calls: u64) -> WResult<Response> {
         headers.set(&k, &v)?;
     }
     let meter = match resp.headers().get(METER_HEADER)? {
-        Some(m) => format!("{m}; do_calls={calls}"),
-        None => format!("do_calls={calls}"),
+        Some(m) => format!("{m}; do_calls={calls}; shard_retries={retries}"),
+        None => format!("do_calls={calls}; shard_retries={retries}"),
     };
     headers.set(METER_HEADER, &meter)?;
     Ok(resp.with_headers(headers))
@@ -179,11 +181,12 @@ fn quotas(env: &Env) -> Result<api::quota::Quotas, Error> {
 async fn fetch(mut req: Request, env: Env, _ctx: Context) -> WResult<Response> {
     let origin = front::cors_origin(&req, &env);
     let calls = OBJECT_CALLS.with(Cell::get);
+    let retries = shard::RETRIES.with(Cell::get);
     let resp = match front::front(&mut req, &env).await {
         Ok(resp) => resp,
         Err(e) => error_response(&e)?,
     };
-    let resp = with_object_calls(resp, OBJECT_CALLS.with(Cell::get).saturating_sub(calls))?;
+    let resp = with_object_calls(resp, OBJECT_CALLS.with(Cell::get).saturating_sub(calls), shard::RETRIES.with(Cell::get).saturating_sub(retries))?;
     front::with_cors(resp, origin.as_deref())
 }
 
@@ -208,6 +211,10 @@ pub struct MemoryObject {
     /// Set by the store's backend when an erasure failed after wiping the
     /// database: the tenant is dropped and opens again from its stash.
     wiped: Rc<Cell<bool>>,
+    /// A shard's copy of its tenant's map (see [`shard::admit`]).
+    shard_map: RefCell<Option<crate::core::shard::ShardMap>>,
+    /// In a tenant's directory object: one map is created at a time.
+    map_lock: Mutex<()>,
 }
 
 impl MemoryObject {
@@ -292,6 +299,22 @@ impl MemoryObject {
             let out = sql::serve_stash(&self.state, op, body).await?;
             return Response::from_bytes(out).map_err(w);
         }
+        if url.path() == shard::MAP_PATH {
+            let body = req.bytes().await.map_err(w)?;
+            let v = shard::serve_map(&self.state, &self.env, &self.map_lock, &body).await?;
+            return json_response(api::Response { status: 200, body: v, raw: None, content_type: None }).map_err(w);
+        }
+        if url.path() == shard::HELD_PATH {
+            let v = shard::serve_held(&self.state, self.meter.clone()).await?;
+            return json_response(api::Response { status: 200, body: v, raw: None, content_type: None }).map_err(w);
+        }
+        // A shard checks what the front routed by before it opens anything.
+        let routed = shard::Routed::from_request(req)?;
+        if let Some(r) = &routed {
+            shard::admit(&self.env, &self.shard_map, r).await?;
+        } else if shard::internal(&url) {
+            return Err(Error::not_found("route", url.path()));
+        }
         let before = self.meter.read();
         let method = req.method();
         let keys = RequestKeys::from(req)?;
@@ -313,6 +336,24 @@ impl MemoryObject {
         self.privacy_key(&store, namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE), dev)?;
         let actor = req.headers().get(KEY_ID_HEADER).map_err(w)?.unwrap_or_else(|| "operator".to_owned());
         let body = req.bytes().await.map_err(w)?;
+        if let (Some(routed), shard::FANOUT_PATH) = (&routed, url.path()) {
+            let node_body: fanout::NodeBody = api::parse_json(&body)?;
+            let mut pass = Vec::new();
+            for name in [NAMESPACE_HEADER, KEY_ID_HEADER, DEV_HEADER, crate::core::auth::ENCRYPTION_KEY_HEADER] {
+                if let Some(v) = req.headers().get(name).map_err(w)? {
+                    pass.push((name.to_owned(), v));
+                }
+            }
+            let services = services::WorkerServices { env: &self.env };
+            let meter = self.meter.clone();
+            let count = move || meter.count_call();
+            let node = fanout::Node { env: &self.env, store: &store, services: &services, routed, pass, dev, now: now_ms, calls: &count };
+            let v = node.serve(node_body).await?;
+            let out = json_response(api::Response { status: 200, body: v, raw: None, content_type: None }).map_err(w)?;
+            let spent = self.meter.read().since(before);
+            out.headers().set(METER_HEADER, &format!("rows_read={}; rows_written={}; sql_statements={}; object_calls={}; wasm_memory_bytes={}", spent.rows_read, spent.rows_written, spent.statements, spent.object_calls, wasm_memory_bytes())).map_err(w)?;
+            return Ok(out);
+        }
         if method == Method::Post && url.path() == "/v1/snapshots/publish" {
             return self.publish(&store, namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE)).await;
         }
@@ -368,15 +409,7 @@ impl MemoryObject {
         if store.with_privacy_key(|k| k.is_some()) {
             return Ok(());
         }
-        let secret = match env_string(&self.env, "EDGEMEM_PRIVACY_KEY") {
-            Some(secret) => secret,
-            // Local development without a key (a harness that sets only
-            // EDGEMEM_DEV_MODE) still shows pseudonyms and sealed ids, under
-            // a key that is public and so protects nothing: never deployed.
-            None if dev => DEV_PRIVACY_KEY.to_owned(),
-            None => return Ok(()),
-        };
-        store.set_privacy_key(Some(crate::core::privacy::PseudonymKey::derive(secret.as_bytes(), namespace)?));
+        store.set_privacy_key(privacy_key(&self.env, namespace, dev)?);
         Ok(())
     }
 
@@ -405,6 +438,20 @@ impl MemoryObject {
     }
 }
 
+/// A namespace's privacy key, from `EDGEMEM_PRIVACY_KEY`: none without the
+/// secret, except in local dev mode.
+fn privacy_key(env: &Env, namespace: &str, dev: bool) -> Result<Option<crate::core::privacy::PseudonymKey>, Error> {
+    let secret = match env_string(env, "EDGEMEM_PRIVACY_KEY") {
+        Some(secret) => secret,
+        // Local development without a key (a harness that sets only
+        // EDGEMEM_DEV_MODE) still shows pseudonyms and sealed ids, under
+        // a key that is public and so protects nothing: never deployed.
+        None if dev => DEV_PRIVACY_KEY.to_owned(),
+        None => return Ok(None),
+    };
+    crate::core::privacy::PseudonymKey::derive(secret.as_bytes(), namespace).map(Some)
+}
+
 /// Publishes to KV: a sealed tenant's replica is sealed under its key.
 async fn publish_to(store: &DoStore, kv: KvBackend, config: &StoreConfig) -> Result<crate::store::StoreStats, Error> {
     match store.current_key().await {
@@ -418,7 +465,7 @@ async fn publish_to(store: &DoStore, kv: KvBackend, config: &StoreConfig) -> Res
 impl DurableObject for MemoryObject {
     fn new(state: State, env: Env) -> Self {
         let state = Rc::new(state);
-        MemoryObject { hub: Rc::new(feed::Hub::new(state.clone())), state, env, store: Mutex::new(None), wake_due: Cell::new(false), keys: auth::KeyDirectory::default(), alarm_at: Cell::new(None), meter: Rc::new(sql::Meter::default()), wiped: Rc::new(Cell::new(false)) }
+        MemoryObject { hub: Rc::new(feed::Hub::new(state.clone())), state, env, store: Mutex::new(None), wake_due: Cell::new(false), keys: auth::KeyDirectory::default(), alarm_at: Cell::new(None), meter: Rc::new(sql::Meter::default()), wiped: Rc::new(Cell::new(false)), shard_map: RefCell::new(None), map_lock: Mutex::new(()) }
     }
 
     async fn fetch(&self, mut req: Request) -> WResult<Response> {

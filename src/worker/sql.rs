@@ -87,6 +87,11 @@ impl Meter {
         Reading { rows_read: self.rows_read.get(), rows_written: self.rows_written.get(), statements: self.statements.get(), object_calls: self.object_calls.get() }
     }
 
+    /// Counts one call this object made to another.
+    pub fn count_call(&self) {
+        self.object_calls.set(self.object_calls.get().saturating_add(1));
+    }
+
     fn add(&self, read: usize, written: usize) {
         self.rows_read.set(self.rows_read.get().saturating_add(read as u64));
         self.rows_written.set(self.rows_written.get().saturating_add(written as u64));
@@ -358,6 +363,24 @@ fn is_store_key(key: &str) -> bool {
 }
 
 impl SqlBackend {
+    /// Whether the object holds a tenant store, on either API, without
+    /// opening it (no key needed): a tenant that already has data when
+    /// sharding is turned on keeps it all in this, its home object.
+    pub async fn holds_data(storage: &Storage, meter: Rc<Meter>) -> Result<bool> {
+        let sql = Sql { sql: storage.sql(), meter };
+        let tables = sql.run("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'em_kv'", vec![])?;
+        if !tables.is_empty() && !sql.run("SELECT 1 FROM em_kv LIMIT 1", vec![])?.is_empty() {
+            return Ok(true);
+        }
+        for prefix in STORE_KV_PREFIXES {
+            let map: Map = storage.list_with_options(ListOptions::new().prefix(prefix).limit(1)).await.map_err(|e| sql_err("kv list", e))?;
+            if map.size() > 0 {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
     /// Bytes of the object's SQLite database (Cloudflare caps an object at
     /// 10 GB).
     pub fn database_bytes(storage: &Storage) -> u64 {

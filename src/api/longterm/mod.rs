@@ -8,6 +8,7 @@ use serde_json::{json, Map, Value};
 pub mod json;
 // Moving a namespace to another embedder.
 pub mod reembed;
+pub mod fanout;
 mod search;
 pub mod versions;
 #[cfg(test)]
@@ -20,7 +21,7 @@ mod facts_tests;
 mod versions_tests;
 
 use json::{patch_from_json, record_from_json, record_json};
-pub use search::{search, SearchBody, HIT_FIELDS};
+pub use search::{query_vector, search, SearchBody, HIT_FIELDS};
 use crate::api::services::Services;
 use crate::api::privacy::{open_user_ids, report_into, seal_user_ids, stored_user_id};
 use crate::api::{parse_json, Ctx, Request};

@@ -207,10 +207,12 @@ fn currency(o: &Map<String, Value>) -> Result<Currency> {
     }
 }
 
-/// Runs a search; `vector` is the caller's query embedding (JS API), else
-/// the text is embedded. Resolves to AMS's `MemoryRecordResults`.
-pub async fn search<B: Backend>(store: &Store<B>, services: &dyn Services, body: &SearchBody, vector: Option<Vec<f32>>, now: Millis) -> Result<Value> {
-    let vector = match (body.mode, vector) {
+/// The query's embedding: the caller's (`vector`, JS API), else the text
+/// embedded by the tenant's embedder; none for keyword mode, a listing
+/// without text, or `auto` when the embedding does not fit the stored
+/// vectors.
+pub async fn query_vector<B: Backend>(store: &Store<B>, services: &dyn Services, body: &SearchBody, vector: Option<Vec<f32>>) -> Result<Option<Vec<f32>>> {
+    Ok(match (body.mode, vector) {
         (Mode::Keyword, _) => None,
         (_, Some(v)) => Some(v),
         // No text: a filter-only listing (AMS answers one too), nothing to embed.
@@ -225,16 +227,14 @@ pub async fn search<B: Backend>(store: &Store<B>, services: &dyn Services, body:
             store.read(|e| e.longterm().check_embedder(Some(&embedder), v.len())).await??;
             Some(v)
         }
-    };
-    // A tenant-wide external index answers the vector side when the host
-    // has one: the engine keeps the hits it holds, admitted exactly.
-    let external = match (services.external_index(), vector.as_deref()) {
-        (Some(index), Some(v)) => Some(index.query(v, limits::EXTERNAL_TOP_K_MAX).await?),
-        _ => None,
-    };
-    let req = SearchRequest {
-        vector: vector.as_deref(),
-        external: external.as_deref(),
+    })
+}
+
+/// The core's request for `body`, read against `now`.
+pub fn core_request<'a>(body: &'a SearchBody, vector: Option<&'a [f32]>, external: Option<&'a [crate::core::longterm::external::ExternalHit]>, now: Millis) -> SearchRequest<'a> {
+    SearchRequest {
+        vector,
+        external,
         mode: body.mode,
         fusion: body.fusion,
         limit: body.limit,
@@ -246,7 +246,62 @@ pub async fn search<B: Backend>(store: &Store<B>, services: &dyn Services, body:
         currency: body.currency,
         explain: body.explain,
         ..SearchRequest::new(&body.text, &body.filter)
+    }
+}
+
+/// One hit as answered: the whole record (`record`, its AMS JSON) with the
+/// hit fields, or only the `fields` asked for.
+pub fn hit_json(body: &SearchBody, record: &dyn Fn(&str) -> Value, whole: impl FnOnce() -> Value, dist: f64, score: f64, score_type: &str, segment: Option<u32>) -> Value {
+    let hit_field = |f: &str| match f {
+        "dist" => json!(dist),
+        "score" => json!(score),
+        "score_type" => json!(score_type),
+        // An external index's hit came from no engine segment.
+        "segment" => json!(segment.filter(|&s| s != EXTERNAL_SEGMENT_ID)),
+        _ => record(f),
     };
+    match &body.fields {
+        // Only what was asked for is built at all.
+        Some(fields) => Value::Object(fields.iter().map(|f| ((*f).to_owned(), hit_field(f))).collect()),
+        None => {
+            let mut v = whole();
+            for f in HIT_FIELDS {
+                v[f] = hit_field(f);
+            }
+            v
+        }
+    }
+}
+
+/// The answer's `time_query`: each time expression read in the text.
+pub fn time_query_json(body: &SearchBody, windows: &[crate::core::timeexpr::TimeWindow], now: Millis) -> Value {
+    let reference = body.reference_ms.unwrap_or(now);
+    windows
+        .iter()
+        .map(|w| {
+            json!({
+                "text": body.text.get(w.start..w.end).unwrap_or_default(),
+                "from": w.from_ms.map(format_rfc3339),
+                "to": w.to_ms.map(format_rfc3339),
+                "grain": w.grain.as_str(),
+                "reference_time": format_rfc3339(reference),
+                "tz_offset_minutes": body.tz_offset_minutes,
+            })
+        })
+        .collect()
+}
+
+/// Runs a search; `vector` is the caller's query embedding (JS API), else
+/// the text is embedded. Resolves to AMS's `MemoryRecordResults`.
+pub async fn search<B: Backend>(store: &Store<B>, services: &dyn Services, body: &SearchBody, vector: Option<Vec<f32>>, now: Millis) -> Result<Value> {
+    let vector = query_vector(store, services, body, vector).await?;
+    // A tenant-wide external index answers the vector side when the host
+    // has one: the engine keeps the hits it holds, admitted exactly.
+    let external = match (services.external_index(), vector.as_deref()) {
+        (Some(index), Some(v)) => Some(index.query(v, limits::EXTERNAL_TOP_K_MAX).await?),
+        _ => None,
+    };
+    let req = core_request(body, vector.as_deref(), external.as_deref(), now);
     store
         .read(|e| {
             let lt = e.longterm();
@@ -260,25 +315,7 @@ pub async fn search<B: Backend>(store: &Store<B>, services: &dyn Services, body:
                 .enumerate()
                 .filter_map(|(i, h)| {
                     lt.record_by_key(h.key).map(|rec| {
-                        let hit_field = |f: &str| match f {
-                            "dist" => json!(h.dist),
-                            "score" => json!(h.score),
-                            "score_type" => json!(score_type),
-                            // An external index's hit came from no engine segment.
-                            "segment" => json!(h.segment.filter(|&s| s != EXTERNAL_SEGMENT_ID)),
-                            _ => record_field(rec, f),
-                        };
-                        let mut v = match &body.fields {
-                            // Only what was asked for is built at all.
-                            Some(fields) => Value::Object(fields.iter().map(|f| ((*f).to_owned(), hit_field(f))).collect()),
-                            None => {
-                                let mut v = record_json(rec);
-                                for f in HIT_FIELDS {
-                                    v[f] = hit_field(f);
-                                }
-                                v
-                            }
-                        };
+                        let mut v = hit_json(body, &|f| record_field(rec, f), || record_json(rec), h.dist, h.score, score_type, h.segment);
                         if let Some(ctx) = contexts.get(i) {
                             v["context"] = ctx.iter().filter_map(|k| lt.record_by_key(*k)).map(record_json).collect();
                         }
@@ -290,28 +327,13 @@ pub async fn search<B: Backend>(store: &Store<B>, services: &dyn Services, body:
                 })
                 .collect();
             let next = body.offset + memories.len();
-            let reference = body.reference_ms.unwrap_or(now);
-            let time_query: Vec<Value> = r
-                .time
-                .iter()
-                .map(|w| {
-                    json!({
-                        "text": body.text.get(w.start..w.end).unwrap_or_default(),
-                        "from": w.from_ms.map(format_rfc3339),
-                        "to": w.to_ms.map(format_rfc3339),
-                        "grain": w.grain.as_str(),
-                        "reference_time": format_rfc3339(reference),
-                        "tz_offset_minutes": body.tz_offset_minutes,
-                    })
-                })
-                .collect();
             Ok(json!({
                 "memories": memories,
                 "total": r.total,
                 "next_offset": if next < r.total { Some(next) } else { None },
                 "exact_filter": r.exact,
                 "search_mode": r.mode.as_str(),
-                "time_query": time_query,
+                "time_query": time_query_json(body, &r.time, now),
             }))
         })
         .await?

@@ -190,7 +190,7 @@ impl LongTerm {
     }
 
     /// A record's times, which the rank step reads (recency, time boost).
-    pub(super) fn times(&self, key: u64) -> Option<Times> {
+    pub fn times(&self, key: u64) -> Option<Times> {
         self.records.get(&key).map(|r| Times { created_at: r.created_at, last_accessed: r.last_accessed, event_date: r.event_date })
     }
 
@@ -293,7 +293,7 @@ impl LongTerm {
 
 
     /// Whether the stored vectors are the hashed fallback's alone.
-    pub(super) fn hashed_vectors(&self) -> bool {
+    pub fn hashed_vectors(&self) -> bool {
         self.embedder.as_deref().is_some_and(|e| e.starts_with(crate::core::retrieval::EMBEDDER_NAME))
     }
 }
@@ -384,12 +384,12 @@ pub fn query_windows(req: &SearchRequest<'_>) -> Vec<TimeWindow> {
     req.time.map(|t| timeexpr::parse_query(req.text, t.at_ms, t.tz_offset_minutes)).unwrap_or_default()
 }
 
-fn is_browse(req: &SearchRequest<'_>) -> bool {
+pub fn is_browse(req: &SearchRequest<'_>) -> bool {
     req.text.trim().is_empty() && req.vector.is_none()
 }
 
 /// Candidates enough for the page, capped by the index's k bound.
-fn page_k(req: &SearchRequest<'_>) -> usize {
+pub fn page_k(req: &SearchRequest<'_>) -> usize {
     (req.offset + req.limit).min(limits::VECTOR_K_MAX)
 }
 

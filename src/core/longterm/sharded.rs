@@ -44,18 +44,43 @@ pub struct ShardedResult {
     pub mode: Mode,
 }
 
-/// The mode `auto` runs as over a tenant's shards: hybrid when any shard
-/// has vectors (and they are not the hashed fallback's), else keyword.
-fn resolve(shards: &[&LongTerm], req: &SearchRequest<'_>) -> Mode {
-    if req.mode != Mode::Auto {
-        return req.mode;
+/// What a shard tells a fan-out's first round: its BM25 statistics for
+/// the query and what `auto` resolves by.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ShardStats {
+    pub stats: QueryStats,
+    /// The shard has a vector index.
+    pub has_index: bool,
+    /// Its vectors are the hashed fallback's.
+    pub hashed: bool,
+}
+
+impl LongTerm {
+    /// This index's part of a fan-out's statistics round.
+    pub fn shard_stats(&self, text: &str) -> Result<ShardStats> {
+        let mut scratch = Bm25Scratch::default();
+        Ok(ShardStats { stats: self.bm25.query_stats(text, &mut scratch)?, has_index: self.index.is_some(), hashed: self.hashed_vectors() })
     }
-    let hashed = shards.iter().any(|s| s.hashed_vectors());
-    if req.vector.is_some() && (req.external.is_some() || shards.iter().any(|s| s.index.is_some())) && !hashed {
+}
+
+/// The mode `auto` runs as over a tenant's shards: hybrid when the query
+/// has a vector and some shard has vectors (or an external index answers),
+/// none of them the hashed fallback's; else keyword. Other modes run as
+/// asked.
+pub fn resolve_over(mode: Mode, vector: bool, any_index: bool, any_hashed: bool) -> Mode {
+    if mode != Mode::Auto {
+        return mode;
+    }
+    if vector && any_index && !any_hashed {
         Mode::Hybrid
     } else {
         Mode::Keyword
     }
+}
+
+fn resolve(shards: &[&LongTerm], req: &SearchRequest<'_>) -> Mode {
+    let any_index = req.external.is_some() || shards.iter().any(|s| s.index.is_some());
+    resolve_over(req.mode, req.vector.is_some(), any_index, shards.iter().any(|s| s.hashed_vectors()))
 }
 
 /// Searches `shards` as one index of all their records. Explanations are

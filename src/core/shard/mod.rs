@@ -27,8 +27,8 @@
 //!   a tenant-wide key (the record id), since each shard's internal keys are
 //!   its own.
 //!
-//! Nothing here is wired to the Worker yet: the objects, the directory and
-//! resharding build on it.
+//! The Worker holds the map in a directory object per tenant and routes by
+//! it (`src/worker/shard.rs`); resharding builds on it.
 
 use sha2::{Digest, Sha256};
 
@@ -73,6 +73,19 @@ impl ShardMap {
     /// like an unsharded tenant.
     pub fn single() -> ShardMap {
         ShardMap { epoch: 1, runs: vec![(0, 0, 1)] }
+    }
+
+    /// `shards` shards (1..=[`limits::SHARDS_MAX`]) owning equal runs of
+    /// buckets from epoch 1: a new tenant pre-split by the deployment
+    /// (`EDGEMEM_SHARDS_INITIAL`). One shard is [`ShardMap::single`].
+    pub fn even(shards: usize) -> Result<ShardMap> {
+        if !(1..=limits::SHARDS_MAX).contains(&shards) {
+            return Err(Error::invalid("shards", format!("must be 1 to {}", limits::SHARDS_MAX)));
+        }
+        let runs = (0..shards).map(|i| ((i * limits::SHARD_BUCKETS / shards) as Bucket, i as ShardId, 1)).collect();
+        let map = ShardMap { epoch: 1, runs };
+        map.validate()?;
+        Ok(map)
     }
 
     /// Checks a map read from storage or the network.
@@ -129,6 +142,18 @@ impl ShardMap {
     pub fn check(&self, epoch: u64, shard: ShardId, bucket: Bucket) -> Result<()> {
         let (_, owner, since) = self.run(bucket);
         if owner != shard || epoch < since {
+            return Err(Error::ShardMoved { epoch: self.epoch });
+        }
+        Ok(())
+    }
+
+    /// A request routed under a map at `epoch` to `shard` for everything it
+    /// holds (a fan-out's part), checked against this map: refused with
+    /// `shard_moved` unless `shard` owns some bucket and owned every one of
+    /// them at that epoch already.
+    pub fn check_shard(&self, epoch: u64, shard: ShardId) -> Result<()> {
+        let mut owned = self.runs.iter().filter(|r| r.1 == shard).peekable();
+        if owned.peek().is_none() || owned.any(|r| epoch < r.2) {
             return Err(Error::ShardMoved { epoch: self.epoch });
         }
         Ok(())
@@ -213,6 +238,7 @@ pub fn route_search(filter: &Filter, map: &ShardMap) -> Route {
 /// A node of a fan-out tree: a shard that searches itself, calls each
 /// child, and answers for its whole subtree.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct FanOut {
     /// The shard this node is.
     pub shard: ShardId,

@@ -228,3 +228,39 @@ fn statistics_from_differently_analyzed_queries_do_not_merge() {
     assert_eq!(QueryStats::merge(&[x.clone(), x.clone()]).unwrap().docs, 2);
     assert_eq!(a.query_stats(&"x".repeat(limits::QUERY_TEXT_BYTES_MAX + 1), &mut scratch).unwrap_err().code(), "payload_too_large");
 }
+
+#[test]
+fn an_even_map_gives_every_shard_a_run_from_epoch_one() {
+    for n in [1usize, 2, 3, 4, 7, 64, limits::SHARDS_MAX] {
+        let map = ShardMap::even(n).unwrap();
+        assert_eq!(map.epoch, 1);
+        assert_eq!(map.shards(), (0..n as ShardId).collect::<Vec<_>>());
+        let counts: Vec<usize> = (0..n as ShardId).map(|s| map.bucket_count(s)).collect();
+        assert_eq!(counts.iter().sum::<usize>(), limits::SHARD_BUCKETS);
+        assert!(counts.iter().max().unwrap() - counts.iter().min().unwrap() <= 1, "{n}: {counts:?}");
+        for s in 0..n as ShardId {
+            map.check_shard(1, s).unwrap();
+            assert!(matches!(map.check_shard(0, s), Err(Error::ShardMoved { epoch: 1 })), "a request routed before the map existed");
+        }
+        assert!(map.check_shard(1, n as ShardId).is_err(), "a shard that owns nothing");
+    }
+    assert_eq!(ShardMap::even(1).unwrap(), ShardMap::single());
+    assert!(ShardMap::even(0).is_err());
+    assert!(ShardMap::even(limits::SHARDS_MAX + 1).is_err());
+}
+
+#[test]
+fn a_split_leaves_the_other_shards_serving_older_maps_and_fences_the_moved_runs() {
+    let map = ShardMap::even(4).unwrap();
+    let next = map.split(1, 4).unwrap();
+    // Shards the split left alone serve requests routed under either map.
+    for s in [0, 2, 3] {
+        next.check_shard(1, s).unwrap();
+        next.check_shard(2, s).unwrap();
+    }
+    // The shard that gave buckets away owns the rest since epoch 1 still;
+    // the new one only from epoch 2.
+    next.check_shard(1, 1).unwrap();
+    assert!(next.check_shard(1, 4).is_err());
+    next.check_shard(2, 4).unwrap();
+}

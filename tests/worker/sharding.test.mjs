@@ -1,0 +1,269 @@
+// One tenant across several Durable Objects (issue 21), in Miniflare with
+// `EDGEMEM_SHARDS_INITIAL=4`:
+// - routing: each record lives in exactly the shard that owns its user's
+//   bucket (its own id's without a user), read straight from the shard
+//   objects; sessions, records by id, batch deletes and settings go where
+//   their placement says; a route that would need cross-shard work it does
+//   not have yet is refused (501 `not_sharded`), never answered from part
+//   of the data;
+// - a tenant-wide search answers exactly like one unsharded tenant holding
+//   the same records (a second Worker without sharding), in every mode;
+// - a stale map is retried after a `shard_moved` (a dev-mode fault);
+// - past its deadline a fan-out answers `partial: true` and names the slow
+//   shard (`EDGEMEM_TEST_SLOW_SHARD`, dev mode);
+// - a tenant that held data before sharding was turned on keeps it at home.
+import { test, after } from "node:test";
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startWorker } from "./miniflare.mjs";
+
+const SHARDS = 4;
+const BUCKETS = 4096;
+const running = [];
+const dirs = [];
+after(async () => {
+  for (const w of running) await w.mf.dispose();
+  dirs.forEach((d) => rmSync(d, { recursive: true, force: true }));
+});
+
+async function start(bindings, persistDir) {
+  const w = await startWorker({ bindings, persistDir });
+  running.push(w);
+  return w;
+}
+
+/** The bucket of a routing key, as `core::shard::bucket_of` computes it. */
+function bucketOf(key) {
+  const d = createHash("sha256").update("edgemem bucket v1\0").update(key).digest();
+  return ((d[0] << 8) | d[1]) % BUCKETS;
+}
+/** The owner of a bucket under `ShardMap::even(n)`. */
+function owner(bucket, n = SHARDS) {
+  let o = 0;
+  for (let i = 0; i < n; i++) if (Math.floor((i * BUCKETS) / n) <= bucket) o = i;
+  return o;
+}
+
+const WORDS = ["tofu", "puppy", "lisbon", "marathon", "coffee", "invoice", "rent", "garden", "piano", "train", "sister", "allergy", "peanut", "budget", "flight", "vegan"];
+/** `n` records with distinct texts (so no create deduplicates one). */
+function records(n) {
+  let seed = 0x9e3779b9;
+  const next = (k) => {
+    seed ^= seed << 13;
+    seed ^= seed >>> 17;
+    seed ^= seed << 5;
+    return (seed >>> 0) % k;
+  };
+  return Array.from({ length: n }, (_, i) => {
+    const m = {
+      id: `m${String(i).padStart(3, "0")}`,
+      text: [...Array.from({ length: 3 + next(5) }, () => WORDS[next(WORDS.length)]), `note${i}`].join(" "),
+      created_at: `2024-0${1 + next(9)}-1${next(10)}T10:00:00Z`,
+      topics: [WORDS[next(4)]],
+    };
+    if (next(5) > 0) m.user_id = `u${next(12)}`;
+    return m;
+  });
+}
+
+/** The ids one shard object holds, read from the object itself. */
+async function held(w, tenant, shard) {
+  const ns = await w.mf.getDurableObjectNamespace("MEMORY");
+  const stub = ns.get(ns.idFromName(shard === 0 ? tenant : `__s/${tenant}/${shard}`));
+  const r = await stub.fetch("http://127.0.0.1/v1/long-term-memory/search", {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-edgemem-shard": JSON.stringify({ tenant, shard, epoch: 1, home: true }), "x-edgemem-namespace": tenant, "x-edgemem-dev": "1" },
+    body: JSON.stringify({ text: "", limit: 100, recency_boost: false }),
+  });
+  assert.equal(r.status, 200, await r.clone().text());
+  return (await r.json()).memories.map((m) => m.id);
+}
+
+const meter = (h) => Object.fromEntries((h ?? "").split(";").filter(Boolean).map((kv) => kv.trim().split("=")).map(([k, v]) => [k, Number(v)]));
+const hits = (body) => body.memories.map((m) => ({ id: m.id, score: m.score, dist: m.dist }));
+
+test("records, sessions and settings go to the shard their placement names; unbuilt spans are refused", async () => {
+  const { call, ...w } = await start({ EDGEMEM_SHARDS_INITIAL: String(SHARDS) });
+  const ns = "?namespace=t1";
+  const recs = records(60);
+  const created = await call("POST", `/v1/long-term-memory/${ns}`, { memories: recs });
+  assert.equal(created.status, 200, created.text);
+  assert.deepEqual(created.json.created, recs.map((m) => m.id), "created ids in the request's order");
+  assert.deepEqual(created.json.results.map((r) => r.id), recs.map((m) => m.id));
+
+  // Every record in exactly the shard that owns its bucket.
+  const where = new Map();
+  for (let s = 0; s < SHARDS; s++) for (const id of await held({ ...w, call }, "t1", s)) {
+    assert.ok(!where.has(id), `${id} is in two shards`);
+    where.set(id, s);
+  }
+  for (const m of recs) assert.equal(where.get(m.id), owner(bucketOf(m.user_id ?? m.id)), `${m.id} (${m.user_id ?? "no user"})`);
+  assert.ok(new Set(where.values()).size === SHARDS, "the records spread over every shard");
+
+  // A user-pinned search asks one shard; a tenant-wide one all four.
+  const pinned = await call("POST", `/v1/long-term-memory/search${ns}`, { text: "tofu", search_mode: "keyword", user_id: { eq: "u3" } });
+  assert.equal(pinned.status, 200, pinned.text);
+  assert.equal(meter(pinned.headers.get("x-edgemem-meter")).do_calls, 1, "one shard, the map cached");
+  assert.ok(pinned.json.memories.every((m) => m.user_id === "u3"));
+  assert.equal(pinned.json.partial, undefined, "a one-shard answer is not a fan-out's");
+  const wide = await call("POST", `/v1/long-term-memory/search${ns}`, { text: "tofu puppy", search_mode: "keyword" });
+  assert.equal(wide.status, 200, wide.text);
+  assert.equal(wide.json.shards_asked, SHARDS);
+  assert.equal(wide.json.partial, false);
+  assert.deepEqual(wide.json.missing_shards, []);
+  assert.equal(meter(wide.headers.get("x-edgemem-meter")).do_calls, 1, "the front calls the root only");
+
+  // Records by id: found in their shard, edited, deleted.
+  const one = recs.find((m) => m.user_id);
+  const got = await call("GET", `/v1/long-term-memory/${one.id}${ns}`);
+  assert.equal(got.status, 200, got.text);
+  assert.equal(got.json.text, one.text);
+  const patched = await call("PATCH", `/v1/long-term-memory/${one.id}${ns}`, { text: `${one.text} edited` });
+  assert.equal(patched.status, 200, patched.text);
+  assert.equal((await call("GET", `/v1/long-term-memory/${one.id}${ns}`)).json.text, `${one.text} edited`);
+  const elsewhere = ["u0", "u1", "u2", "u3", "u4", "u5", "u6", "u7", "u8", "u9", "u10", "u11"].find((u) => owner(bucketOf(u)) !== where.get(one.id));
+  const moving = await call("PATCH", `/v1/long-term-memory/${one.id}${ns}`, { user_id: elsewhere });
+  assert.equal(moving.status, 501, moving.text);
+  assert.equal(moving.json.code, "not_sharded");
+  assert.equal((await call("GET", `/v1/long-term-memory/nope${ns}`)).status, 404);
+  const doomed = recs.slice(0, 6).map((m) => m.id);
+  const del = await call("DELETE", `/v1/long-term-memory${ns}&${doomed.map((id) => `memory_ids=${id}`).join("&")}`);
+  assert.equal(del.status, 200, del.text);
+  assert.equal(del.json.status, "ok, deleted 6 memories");
+  for (const id of doomed) assert.equal((await call("GET", `/v1/long-term-memory/${id}${ns}`)).status, 404);
+
+  // Sessions, each in its id's shard, read back whole.
+  for (let i = 0; i < 8; i++) {
+    const put = await call("PUT", `/v1/working-memory/s${i}${ns}`, { messages: [{ role: "user", content: `hello ${i}` }] });
+    assert.equal(put.status, 200, put.text);
+  }
+  for (let i = 0; i < 8; i++) {
+    const s = await call("GET", `/v1/working-memory/s${i}${ns}`);
+    assert.equal(s.status, 200, s.text);
+    assert.equal(s.json.messages[0].content, `hello ${i}`);
+  }
+  // A setting every shard applies: each refuses a secret in a session.
+  assert.equal((await call("PUT", `/v1/privacy/policy${ns}`, { secrets: "reject" })).status, 200);
+  assert.equal((await call("GET", `/v1/privacy/policy${ns}`)).json.secrets, "reject");
+  const secret = "sk-proj-" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8S9t0";
+  const sessionShards = new Set();
+  for (let i = 0; i < 16 && sessionShards.size < SHARDS; i++) {
+    const id = `sec-${i}`;
+    if (sessionShards.has(owner(bucketOf(id)))) continue;
+    sessionShards.add(owner(bucketOf(id)));
+    const r = await call("POST", `/v1/working-memory/${id}/messages${ns}`, { messages: [{ role: "user", content: `token ${secret}` }] });
+    assert.equal(r.status, 422, `${id} in shard ${owner(bucketOf(id))}: ${r.text}`);
+    assert.equal(r.json.code, "secret_detected");
+  }
+  assert.equal(sessionShards.size, SHARDS, "a session in every shard was tried");
+  // Home's own state: the ledger.
+  assert.equal((await call("POST", `/v1/ledger/assets${ns}`, { code: "USD", scale: 2 })).status, 200);
+
+  // Not built across shards yet: refused, typed, nothing done.
+  for (const [method, path, body] of [["POST", "/v1/memory/prompt", { query: "hi", session: { session_id: "s1" } }], ["GET", "/v1/stats"], ["GET", "/v1/working-memory/"], ["POST", "/v1/long-term-memory/forget", {}]]) {
+    const r = await call(method, `${path}${ns}`, body);
+    assert.equal(r.status, 501, `${method} ${path}: ${r.text}`);
+    assert.equal(r.json.code, "not_sharded");
+  }
+});
+
+test("a tenant-wide search over four shards answers exactly like one unsharded tenant", async () => {
+  const sharded = await start({ EDGEMEM_SHARDS_INITIAL: String(SHARDS) });
+  const single = await start({});
+  const recs = records(80);
+  for (const w of [sharded, single]) {
+    const r = await w.call("POST", "/v1/long-term-memory/?namespace=t2", { memories: recs });
+    assert.equal(r.status, 200, r.text);
+  }
+  const queries = [
+    { text: "tofu puppy", search_mode: "keyword", limit: 6, recency_boost: false },
+    { text: "rent budget invoice", search_mode: "keyword", limit: 5, offset: 4, recency_boost: false },
+    { text: "coffee garden", search_mode: "semantic", limit: 7, recency_boost: false },
+    { text: "flight lisbon", search_mode: "hybrid", limit: 5, recency_boost: false },
+    { text: "flight lisbon", search_mode: "hybrid", fusion: "rrf", limit: 5, recency_boost: false },
+    { text: "peanut allergy", limit: 5, recency_boost: false },
+    { text: "", limit: 9, offset: 3, recency_boost: false },
+    { text: "piano sister", search_mode: "keyword", limit: 5, topics: { any: ["tofu", "puppy"] }, recency_boost: false },
+  ];
+  for (const q of queries) {
+    const [a, b] = await Promise.all([sharded, single].map((w) => w.call("POST", "/v1/long-term-memory/search?namespace=t2", q)));
+    assert.equal(a.status, 200, a.text);
+    assert.equal(b.status, 200, b.text);
+    assert.deepEqual(hits(a.json), hits(b.json), JSON.stringify(q));
+    for (const f of ["total", "next_offset", "search_mode", "exact_filter"]) assert.deepEqual(a.json[f], b.json[f], `${JSON.stringify(q)}: ${f}`);
+    assert.ok(a.json.memories.length > 0 || b.json.total === 0, JSON.stringify(q));
+    assert.equal(a.json.partial, false);
+  }
+  // What a fan-out does not merge yet is refused, not approximated.
+  const explain = await sharded.call("POST", "/v1/long-term-memory/search?namespace=t2", { text: "tofu", explain: true });
+  assert.equal(explain.status, 422, explain.text);
+  const deadline = await sharded.call("POST", "/v1/long-term-memory/search?namespace=t2", { text: "tofu", deadline_ms: 5 });
+  assert.equal(deadline.status, 422, deadline.text);
+});
+
+test("a stale map is answered shard_moved and retried with a fresh one", async () => {
+  const { call } = await start({ EDGEMEM_SHARDS_INITIAL: String(SHARDS), EDGEMEM_TEST_FAULT: "stale_map" });
+  const put = await call("PUT", "/v1/working-memory/stale-1?namespace=t3", { messages: [{ role: "user", content: "still here" }] });
+  assert.equal(put.status, 200, put.text);
+  assert.equal(meter(put.headers.get("x-edgemem-meter")).shard_retries, 1, "the first attempt was refused");
+  const get = await call("GET", "/v1/working-memory/stale-1?namespace=t3");
+  assert.equal(get.status, 200, get.text);
+  assert.equal(get.json.messages.length, 1, "written once");
+  const wide = await call("POST", "/v1/long-term-memory/search?namespace=t3", { text: "anything", search_mode: "keyword" });
+  assert.equal(wide.status, 200, wide.text);
+  assert.equal(meter(wide.headers.get("x-edgemem-meter")).shard_retries, 1);
+  assert.equal(wide.json.shards_asked, SHARDS);
+});
+
+test("past its deadline a fan-out answers partial and names the slow shard", async () => {
+  const { call } = await start({ EDGEMEM_SHARDS_INITIAL: String(SHARDS), EDGEMEM_TEST_SLOW_SHARD: "2:1500" });
+  const recs = records(60);
+  assert.equal((await call("POST", "/v1/long-term-memory/?namespace=t4", { memories: recs })).status, 200);
+  const onSlow = new Set(recs.filter((m) => owner(bucketOf(m.user_id ?? m.id)) === 2).map((m) => m.id));
+  assert.ok(onSlow.size > 0);
+  let partials = 0;
+  // The root is chosen at random and a slow shard is slow as a child; ask
+  // until shard 2 was somebody's child (each try is one fan-out).
+  for (let i = 0; i < 12 && partials === 0; i++) {
+    const started = performance.now();
+    const r = await call("POST", "/v1/long-term-memory/search?namespace=t4", { text: "", limit: 100, recency_boost: false, deadline_ms: 300 });
+    const ms = performance.now() - started;
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.json.shards_asked, SHARDS);
+    if (!r.json.partial) continue;
+    partials++;
+    assert.deepEqual(r.json.missing_shards, [2]);
+    assert.ok(ms < 1500, `answered by its deadline, not the slow shard's (${ms.toFixed(0)} ms)`);
+    const ids = r.json.memories.map((m) => m.id);
+    assert.ok(ids.every((id) => !onSlow.has(id)), "nothing from the missing shard");
+    assert.equal(ids.length, recs.length - onSlow.size, "everything from the shards that answered");
+  }
+  assert.equal(partials, 1, "a partial answer within 12 tries");
+  // With time enough, the same search is whole.
+  const whole = await call("POST", "/v1/long-term-memory/search?namespace=t4", { text: "", limit: 100, recency_boost: false, deadline_ms: 5000 });
+  assert.equal(whole.status, 200, whole.text);
+  assert.equal(whole.json.partial, false);
+  assert.equal(whole.json.memories.length, recs.length);
+});
+
+test("a tenant with data from before sharding keeps it all at home", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "edgemem-shard-"));
+  dirs.push(dir);
+  const before = await start({}, dir);
+  const recs = records(20);
+  assert.equal((await before.call("POST", "/v1/long-term-memory/?namespace=t5", { memories: recs })).status, 200);
+  await before.mf.dispose();
+  running.splice(running.indexOf(before), 1);
+  const after = await start({ EDGEMEM_SHARDS_INITIAL: String(SHARDS) }, dir);
+  const r = await after.call("POST", "/v1/long-term-memory/search?namespace=t5", { text: "", limit: 100, recency_boost: false });
+  assert.equal(r.status, 200, r.text);
+  assert.equal(r.json.memories.length, recs.length, "every record still found");
+  assert.equal(r.json.shards_asked, undefined, "one shard: no fan-out");
+  for (const m of recs.slice(0, 3)) assert.equal((await after.call("GET", `/v1/long-term-memory/${m.id}?namespace=t5`)).status, 200);
+  // A new tenant of the same deployment is spread.
+  const fresh = await after.call("POST", "/v1/long-term-memory/search?namespace=t6", { text: "", limit: 5 });
+  assert.equal(fresh.json.shards_asked, SHARDS);
+});
