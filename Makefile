@@ -86,7 +86,8 @@ test-browser:
 
 # Redis Agent Memory Server's own Python client (agent-memory-client 0.14.0, in
 # a virtualenv under target/) against the Worker served by `wrangler dev`.
-# AMS_PART=working|long-term|summary-views|all (default all).
+# AMS_PART=working|long-term|summary-views|all (default all); then again with
+# each tenant over four shards (AMS_MODES=unsharded|sharded to run one).
 test-ams:
 	AMS_PART=$${AMS_PART:-all} $(NODE_TEST) tests/ams/
 

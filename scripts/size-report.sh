@@ -57,10 +57,25 @@
 # to 1,370,000 / 1,685,000, a decision recorded here and in the issue's note.
 # In npm the split search and the external index's path in it are the
 # growth; the SQL backend is Worker-only.
+# Issue 21's sharding in the Worker (the directory object and the map
+# cache, routing by the route table's placements with a create split by
+# bucket, the epoch check and retries, the fan-out executor with its two
+# rounds, deadlines and coverage, the search's wire parts with their serde
+# code, memory prompts, session lists and consent across shards, the
+# hand-over of extracted records) took the Worker to 1,820,790 (npm
+# 1,366,699, within its budget): the Worker's budget is raised to
+# 1,875,000, a decision recorded here and in the issue's note. twiggy,
+# before against after at the cargo output: the largest new functions are
+# the object's request future (+25 KB raw), the candidates part (17 KB),
+# the create split (16 KB), the fan-out walk (15 KB), the placement match
+# (14 KB), the rank over wire parts (14 KB), and serde and sort
+# instantiations for the wire types (about 75 KB together). Boxing the
+# shard-call futures changed the size by 1 KB. The Worker's name section
+# (about 300 KB raw) is kept for readable stack traces in Workers' logs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NPM_WASM_GZIP_BYTES_MAX=1370000
-WORKER_GZIP_BYTES_MAX=1685000
+WORKER_GZIP_BYTES_MAX=1875000
 
 gz() { gzip -9c "$@" | wc -c; }
 npm_raw=$(wc -c < pkg/edgemem_bg.wasm)

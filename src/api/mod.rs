@@ -239,30 +239,7 @@ pub async fn route<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut Ct
         (["working-memory", id, "data", "migrate"], "POST") => agent_state::migrate_session_route(store, req, ctx.now, id).await.map(Response::ok),
         (["agents", agent, rest @ ..], _) => agents::route(store, req, ctx.now, ctx.random, ctx.services, agent, rest).await.map(Response::ok),
         (["prompt"], "POST") => history::prompt_route(store, ctx.services, req.body, ctx.now).await,
-        (["memory", "prompt"], "POST") => {
-            let body: history::MemoryPromptBody = parse_json(req.body)?;
-            let memories = match &body.long_term_search {
-                None | Some(Value::Null) | Some(Value::Bool(false)) => Vec::new(),
-                Some(v) if !v.is_object() && !v.is_boolean() => return Err(Error::invalid("long_term_search", "must be a boolean or a search request object")),
-                Some(v) => {
-                    // `true` searches with defaults; an object is a SearchRequest
-                    // whose text defaults to the query.
-                    let mut v = if v.is_object() { v.clone() } else { json!({}) };
-                    store.with_privacy_key(|k| privacy::seal_user_ids(&mut v, k));
-                    if v.get("text").is_none_or(Value::is_null) {
-                        v["text"] = json!(body.query);
-                    }
-                    let sb = longterm::SearchBody::parse(&v)?;
-                    let found = longterm::search(store, ctx.services, &sb, None, ctx.now).await?;
-                    found["memories"].as_array().cloned().unwrap_or_default()
-                }
-            };
-            // AMS's line format, ids included so the model can cite and edit them.
-            let lines = memories.iter().map(|m| format!("{} (ID: {})", m["text"].as_str().unwrap_or(""), m["id"].as_str().unwrap_or(""))).collect();
-            let mut out = history::memory_prompt(store, ctx.services, &body, lines, ctx.now).await?;
-            out["long_term_memories"] = Value::Array(memories);
-            Ok(Response::ok(out))
-        }
+        (["memory", "prompt"], "POST") => memory_prompt_route(store, ctx, req.body, None).await,
         (["tools", "schemas"], "GET") => {
             let agent = req.param("agent_id").map(str::to_owned);
             let config = match &agent {
@@ -319,6 +296,53 @@ async fn get_session_route<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx:
     match get_session(store, ctx.now, id, req.param("user_id"), recent).await? {
         Some(v) => Ok(Response::ok(v)),
         None => Err(Error::not_found("session", id)),
+    }
+}
+
+/// `POST /v1/memory/prompt`: the session's turns and, when asked, a
+/// long-term search. `found` is that search's memories when a host ran it
+/// already (a sharded tenant's, across its shards); the search's body is
+/// then not run here.
+pub async fn memory_prompt_route<B: Backend>(store: &Store<B>, ctx: &mut Ctx<'_>, body: &[u8], found: Option<Vec<Value>>) -> Result<Response> {
+    let body: history::MemoryPromptBody = parse_json(body)?;
+    let memories = match (found, &body.long_term_search) {
+        (Some(mut found), _) => {
+            // As this route's own search answers them: user ids sealed.
+            let mut list = Value::Array(std::mem::take(&mut found));
+            store.with_privacy_key(|k| privacy::seal_user_ids(&mut list, k));
+            list.as_array().cloned().unwrap_or_default()
+        }
+        (None, None | Some(Value::Null) | Some(Value::Bool(false))) => Vec::new(),
+        (None, Some(v)) => {
+            let Some(v) = memory_prompt_search(&body.query, v)? else { return Err(Error::Internal { detail: "a search body was expected".into() }) };
+            let mut v = v;
+            store.with_privacy_key(|k| privacy::seal_user_ids(&mut v, k));
+            let sb = longterm::SearchBody::parse(&v)?;
+            let found = longterm::search(store, ctx.services, &sb, None, ctx.now).await?;
+            found["memories"].as_array().cloned().unwrap_or_default()
+        }
+    };
+    // AMS's line format, ids included so the model can cite and edit them.
+    let lines = memories.iter().map(|m| format!("{} (ID: {})", m["text"].as_str().unwrap_or(""), m["id"].as_str().unwrap_or(""))).collect();
+    let mut out = history::memory_prompt(store, ctx.services, &body, lines, ctx.now).await?;
+    out["long_term_memories"] = Value::Array(memories);
+    Ok(Response::ok(out))
+}
+
+/// The search a memory prompt's `long_term_search` asks for: `true` searches
+/// with defaults, an object is a `SearchRequest` whose text defaults to the
+/// query; absent, null or `false`: none.
+pub fn memory_prompt_search(query: &str, v: &Value) -> Result<Option<Value>> {
+    match v {
+        Value::Null | Value::Bool(false) => Ok(None),
+        v if !v.is_object() && !v.is_boolean() => Err(Error::invalid("long_term_search", "must be a boolean or a search request object")),
+        v => {
+            let mut v = if v.is_object() { v.clone() } else { json!({}) };
+            if v.get("text").is_none_or(Value::is_null) {
+                v["text"] = json!(query);
+            }
+            Ok(Some(v))
+        }
     }
 }
 

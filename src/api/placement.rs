@@ -36,6 +36,18 @@ pub enum Placement {
     Record,
     /// A batch delete by ids (the query's `memory_ids`): every shard.
     DeleteIds,
+    /// The list of sessions: every shard's, merged in id order.
+    Sessions,
+    /// A forget pinned to a user (the query's `user_id`): that user's shard.
+    /// Without a user its budget and limit are tenant-wide: not yet.
+    Forget,
+    /// A memory prompt: its search across the shards, then the prompt in
+    /// the session's shard (home without a session).
+    Prompt,
+    /// A consent revoke: every shard erases what it holds of the user (its
+    /// records in its own shard, its episodes at home) and records the
+    /// revoke; the counts are summed.
+    Erase,
     /// Must span shards in a way not built yet: refused with `not_sharded`.
     NotYet,
 }
@@ -48,12 +60,17 @@ pub fn placement(route: &Route, method: &str) -> Placement {
         ("long-term-memory" | "long-term-memory/", "POST") => Create,
         ("long-term-memory" | "long-term-memory/", "DELETE") => DeleteIds,
         ("long-term-memory/search", _) => Search,
+        ("long-term-memory/forget", _) => Forget,
+        ("memory/prompt", _) => Prompt,
         ("long-term-memory/{}" | "long-term-memory/{}/versions" | "long-term-memory/{}/restore" | "long-term-memory/{}/redact", _) => Record,
-        ("consent/{}", "GET" | "PUT") => User,
+        ("consent/{}", "GET") => User,
+        // Every shard checks consent on the writes it takes (a session's
+        // shard too), so every shard holds the user's consent.
+        ("consent/{}", "PUT") => Broadcast,
+        ("consent/{}", "DELETE") => Erase,
         ("privacy/policy" | "tool-ttls", "PUT") => Broadcast,
         ("privacy/policy" | "tool-ttls", "GET") => Home,
-        // The list of sessions spans shards; one session does not.
-        ("working-memory/", _) => NotYet,
+        ("working-memory/", _) => Sessions,
         _ if p.starts_with("working-memory/{}") => Session,
         _ if p.starts_with("ledger/") || p.starts_with("services") || p.starts_with("agents/") || p.starts_with("schemas") || p.starts_with("episodes") => Home,
         ("tools/schemas" | "tasks/{}", _) => Home,
@@ -61,9 +78,8 @@ pub fn placement(route: &Route, method: &str) -> Placement {
         ("summary-views" | "summary-views/{}", _) => Home,
         ("summary-views/{}/partitions", _) => Home,
         // Tenant-wide reads and writes that need an orchestrator: stats,
-        // the change feed, forget, re-embedding, export and import, prompts
-        // (a session plus a search), erasure, summary runs, encryption
-        // status and rotation, publishing.
+        // the change feed, re-embedding, export and import, erasure,
+        // summary runs, encryption status and rotation, publishing.
         _ => NotYet,
     }
 }
@@ -101,14 +117,17 @@ mod tests {
             assert_eq!(place(m, p), Session, "{m} {p}");
         }
         assert_eq!(place("GET", "/v1/consent/u1"), User);
-        assert_eq!(place("PUT", "/v1/consent/u1"), User);
-        assert_eq!(place("DELETE", "/v1/consent/u1"), NotYet, "an erasure reaches sessions in any shard");
+        assert_eq!(place("PUT", "/v1/consent/u1"), Broadcast);
+        assert_eq!(place("DELETE", "/v1/consent/u1"), Erase);
         assert_eq!(place("PUT", "/v1/privacy/policy"), Broadcast);
         assert_eq!(place("GET", "/v1/privacy/policy"), Home);
         for (m, p) in [("POST", "/v1/ledger/transfers"), ("GET", "/v1/services"), ("PUT", "/v1/agents/a/prompt"), ("GET", "/v1/schemas/x"), ("POST", "/v1/episodes"), ("GET", "/v1/tasks/t"), ("POST", "/v1/summary-views")] {
             assert_eq!(place(m, p), Home, "{m} {p}");
         }
-        for (m, p) in [("GET", "/v1/working-memory/"), ("POST", "/v1/memory/prompt"), ("POST", "/v1/long-term-memory/forget"), ("GET", "/v1/export"), ("GET", "/v1/stats"), ("GET", "/v1/events"), ("POST", "/v1/summary-views/v/run")] {
+        assert_eq!(place("GET", "/v1/working-memory/"), Sessions);
+        assert_eq!(place("POST", "/v1/memory/prompt"), Prompt);
+        assert_eq!(place("POST", "/v1/long-term-memory/forget"), Forget);
+        for (m, p) in [("POST", "/v1/prompt"), ("GET", "/v1/export"), ("GET", "/v1/stats"), ("GET", "/v1/events"), ("POST", "/v1/summary-views/v/run"), ("POST", "/v1/long-term-memory/reembed")] {
             assert_eq!(place(m, p), NotYet, "{m} {p}");
         }
     }

@@ -122,6 +122,9 @@ limits! {
     pub const SHARD_MAP_CACHE_TTL_MS: u64 = 60_000;
     /// Tenants whose maps one isolate caches; past it the cache starts over.
     pub const SHARD_MAP_CACHE_ENTRIES_MAX: usize = 1024;
+    /// How deep a sharded tenant's session list pages (`offset + limit`):
+    /// each shard lists its first that many ids.
+    pub const SHARD_SESSION_LIST_DEPTH_MAX: usize = 1_000;
     /// Bytes of one shard's answer to a fan-out round (its merged part):
     /// at most two lists of `VECTOR_K_MAX` records, far below this.
     pub const SHARD_PART_BYTES_MAX: usize = 16 * 1024 * 1024;

@@ -13,8 +13,10 @@
 //! `shard_moved` makes the answer stale, and the root answers
 //! `shard_moved` so the front refreshes its map and asks again.
 //!
-//! The statistics round gets the first half of the time left, the
-//! candidates round the rest.
+//! Each node's own part races the deadline as its children do, so a slow
+//! root is missing from its own answer rather than late. The statistics
+//! round gets the first half of the time left, the candidates round the
+//! rest.
 
 use std::time::Duration;
 
@@ -149,11 +151,25 @@ impl Node<'_> {
                 parts::candidates_part(self.store, &search, round).await.map(|p| json!(p))
             }
         };
+        // This shard's own part races the deadline too: one that waits (on
+        // its storage, say) is missing like a late child.
+        let own = async {
+            let timer = Delay::from(Duration::from_millis(deadline.saturating_sub((self.now)())));
+            match select(Box::pin(own), timer).await {
+                Either::Left((part, _)) => part.map(Some),
+                Either::Right(_) => Ok(None),
+            }
+        };
         // Children first: their calls are sent before this shard computes.
         let (answers, own) = futures_util::join!(futures_util::future::join_all(calls), own);
-        let own = own?;
-        let mut coverage = Coverage::answered(self.routed.shard);
-        let mut got = vec![own];
+        let mut got = Vec::new();
+        let mut coverage = match own? {
+            Some(part) => {
+                got.push(part);
+                Coverage::answered(self.routed.shard)
+            }
+            None => Coverage::missing(&FanOut { shard: self.routed.shard, children: Vec::new() }),
+        };
         for (child, answer) in children.iter().zip(answers) {
             match answer {
                 Ok(a) => {
@@ -211,7 +227,7 @@ impl Node<'_> {
     }
 
     /// `EDGEMEM_TEST_SLOW_SHARD=shard:ms` (local dev mode only): this shard
-    /// answers its own part that much later, a slow shard for the tests.
+    /// computes its own part that much later, a slow shard for the tests.
     async fn slow(&self) {
         if !self.dev {
             return;

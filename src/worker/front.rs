@@ -312,7 +312,7 @@ pub(super) async fn dispatch(env: &Env, settings: &auth::Settings, principal: &P
         }
         Some(initial) => {
             let forward = Forward { method: method.clone(), url: url.clone(), query, body, bound: None, pass: Vec::new() };
-            shard::dispatch(shard::Sharded { env, settings, tenant: object_name.clone(), forward, base, initial, now }).await?
+            Box::pin(shard::dispatch(shard::Sharded { env, settings, tenant: object_name.clone(), forward, base, initial, now })).await?
         }
     };
     let status = resp.status_code();

@@ -215,6 +215,11 @@ pub struct MemoryObject {
     shard_map: RefCell<Option<crate::core::shard::ShardMap>>,
     /// In a tenant's directory object: one map is created at a time.
     map_lock: Mutex<()>,
+    /// Which shard of which tenant this object is, once routed to.
+    shard_self: RefCell<Option<shard::ShardSelf>>,
+    /// Records inserted from this key on have not been checked for a
+    /// bucket this shard does not own ([`shard::hand_over`]).
+    hand_over_from: Cell<u64>,
 }
 
 impl MemoryObject {
@@ -312,6 +317,8 @@ impl MemoryObject {
         let routed = shard::Routed::from_request(req)?;
         if let Some(r) = &routed {
             shard::admit(&self.env, &self.shard_map, r).await?;
+            let me = shard::ShardSelf { tenant: r.tenant.clone(), shard: r.shard, namespace: req.headers().get(NAMESPACE_HEADER).map_err(w)?, dev: req.headers().get(DEV_HEADER).map_err(w)?.as_deref() == Some("1") };
+            shard::remember_self(&self.state, &self.shard_self, me).await?;
         } else if shard::internal(&url) {
             return Err(Error::not_found("route", url.path()));
         }
@@ -348,7 +355,8 @@ impl MemoryObject {
             let meter = self.meter.clone();
             let count = move || meter.count_call();
             let node = fanout::Node { env: &self.env, store: &store, services: &services, routed, pass, dev, now: now_ms, calls: &count };
-            let v = node.serve(node_body).await?;
+            // Boxed: this (large) future's state stays out of `serve`'s.
+            let v = Box::pin(node.serve(node_body)).await?;
             let out = json_response(api::Response { status: 200, body: v, raw: None, content_type: None }).map_err(w)?;
             let spent = self.meter.read().since(before);
             out.headers().set(METER_HEADER, &format!("rows_read={}; rows_written={}; sql_statements={}; object_calls={}; wasm_memory_bytes={}", spent.rows_read, spent.rows_written, spent.statements, spent.object_calls, wasm_memory_bytes())).map_err(w)?;
@@ -371,7 +379,17 @@ impl MemoryObject {
         let services = services::WorkerServices { env: &self.env };
         let mut ctx = Ctx::new(now_ms(), &mut rand, namespace.as_deref(), limits::REQUEST_BODY_BYTES_CEILING, &services);
         ctx.actor = &actor;
-        let mut resp = api::handle(&store, &api_req, &mut ctx).await;
+        let mut resp = if routed.is_some() && url.path() == shard::PROMPT_PATH {
+            // A sharded tenant's memory prompt: the front ran its search.
+            let r = async {
+                let p: shard::PromptBody = api::parse_json(&body)?;
+                let prompt = serde_json::to_vec(&p.prompt).map_err(|e| Error::Internal { detail: e.to_string() })?;
+                api::memory_prompt_route(&store, &mut ctx, &prompt, Some(p.memories)).await
+            };
+            r.await.unwrap_or_else(|e| api::Response::error(&e))
+        } else {
+            api::handle(&store, &api_req, &mut ctx).await
+        };
         scrub(&mut resp);
         // A consent revoke or a redaction: both erase texts from storage.
         let revoked = resp.status == 200 && resp.body.get("erased").is_some() && (url.path().starts_with("/v1/consent/") || url.path().ends_with("/redact"));
@@ -393,12 +411,30 @@ impl MemoryObject {
                 body.insert("storage".into(), serde_json::json!({ "backend": "durable-object-sql", "database_bytes": database_bytes, "rows_read": total.rows_read, "rows_written": total.rows_written, "sql_statements": total.statements }));
             }
         }
+        if routed.is_some() && method != Method::Get && resp.status == 200 {
+            let keys: Vec<(String, String)> = req.headers().get(crate::core::auth::ENCRYPTION_KEY_HEADER).map_err(w)?.map(|k| (crate::core::auth::ENCRYPTION_KEY_HEADER.to_owned(), k)).into_iter().collect();
+            Box::pin(self.hand_over(&store, &keys)).await;
+        }
         let out = json_response(resp).map_err(w)?;
         // This request's share, exact when requests do not overlap (they
         // interleave at awaits).
         let spent = self.meter.read().since(before);
         out.headers().set(METER_HEADER, &format!("rows_read={}; rows_written={}; sql_statements={}; object_calls={}; wasm_memory_bytes={}", spent.rows_read, spent.rows_written, spent.statements, spent.object_calls, wasm_memory_bytes())).map_err(w)?;
         Ok(out)
+    }
+
+    /// Hands records made here outside this shard's buckets to their
+    /// owners (see [`shard::hand_over`]). Best effort: a failure is logged
+    /// and the next write or alarm tries again; the records stay here
+    /// meanwhile, never lost.
+    async fn hand_over(&self, store: &DoStore, keys: &[(String, String)]) {
+        let Ok(Some(me)) = shard::known_self(&self.state, &self.shard_self).await else { return };
+        let meter = self.meter.clone();
+        let count = move || meter.count_call();
+        match shard::hand_over(&self.env, store, &me, &self.shard_map, keys, self.hand_over_from.get(), &count).await {
+            Ok(next) => self.hand_over_from.set(next),
+            Err(e) => worker::console_error!("edgemem: shard {} of {} could not hand records over: {e}", me.shard, me.tenant),
+        }
     }
 
     /// Derives this tenant's privacy key from `EDGEMEM_PRIVACY_KEY` once (the
@@ -465,7 +501,7 @@ async fn publish_to(store: &DoStore, kv: KvBackend, config: &StoreConfig) -> Res
 impl DurableObject for MemoryObject {
     fn new(state: State, env: Env) -> Self {
         let state = Rc::new(state);
-        MemoryObject { hub: Rc::new(feed::Hub::new(state.clone())), state, env, store: Mutex::new(None), wake_due: Cell::new(false), keys: auth::KeyDirectory::default(), alarm_at: Cell::new(None), meter: Rc::new(sql::Meter::default()), wiped: Rc::new(Cell::new(false)), shard_map: RefCell::new(None), map_lock: Mutex::new(()) }
+        MemoryObject { hub: Rc::new(feed::Hub::new(state.clone())), state, env, store: Mutex::new(None), wake_due: Cell::new(false), keys: auth::KeyDirectory::default(), alarm_at: Cell::new(None), meter: Rc::new(sql::Meter::default()), wiped: Rc::new(Cell::new(false)), shard_map: RefCell::new(None), map_lock: Mutex::new(()), shard_self: RefCell::new(None), hand_over_from: Cell::new(0) }
     }
 
     async fn fetch(&self, mut req: Request) -> WResult<Response> {
@@ -522,6 +558,8 @@ impl DurableObject for MemoryObject {
             self.alarm_at.set(None);
             let services = services::WorkerServices { env: &self.env };
             let next = api::wake(&store, &services, now_ms()).await?;
+            // Background extraction may have made records of other shards' users.
+            Box::pin(self.hand_over(&store, &[])).await;
             self.schedule(next).await.map(|()| true)
         };
         match run.await {

@@ -47,6 +47,8 @@ pub const MAP_PATH: &str = "/_shard/map";
 pub const HELD_PATH: &str = "/_shard/held";
 /// One node of a tenant-wide search's fan-out tree.
 pub const FANOUT_PATH: &str = "/_shard/fanout";
+/// A memory prompt whose search the front ran: the prompt in its session's shard.
+pub const PROMPT_PATH: &str = "/_shard/prompt";
 /// Where the directory keeps the map (its key-value storage).
 const MAP_KEY: &str = "shard/map";
 
@@ -110,7 +112,11 @@ thread_local! {
 
 /// A POST of `body` to an internal path of the object `name`, answered as
 /// JSON (an error answer is the typed error it carries).
-async fn call(env: &Env, name: &str, path: &str, body: &Value, headers: &[(String, String)]) -> Result<Value> {
+fn call<'a>(env: &'a Env, name: &'a str, path: &'a str, body: &'a Value, headers: &'a [(String, String)]) -> futures_util::future::LocalBoxFuture<'a, Result<Value>> {
+    Box::pin(call_now(env, name, path, body, headers))
+}
+
+async fn call_now(env: &Env, name: &str, path: &str, body: &Value, headers: &[(String, String)]) -> Result<Value> {
     let h = Headers::new();
     for (k, v) in headers {
         h.set(k, v).map_err(w)?;
@@ -263,7 +269,13 @@ impl Sharded<'_> {
         super::privacy_key(self.env, &self.tenant, self.settings.dev)
     }
 
-    async fn send(&self, shard: ShardId, routed: &Routed, method: Method, url: &str, body: &[u8]) -> Result<Answer> {
+    /// One call to a shard. Boxed: it is awaited from many places, and each
+    /// caller's future then holds a pointer rather than this one's state.
+    fn send<'a>(&'a self, shard: ShardId, routed: &'a Routed, method: Method, url: &'a str, body: &'a [u8]) -> futures_util::future::LocalBoxFuture<'a, Result<Answer>> {
+        Box::pin(self.send_now(shard, routed, method, url, body))
+    }
+
+    async fn send_now(&self, shard: ShardId, routed: &Routed, method: Method, url: &str, body: &[u8]) -> Result<Answer> {
         let h = Headers::new();
         for (k, v) in &self.base {
             h.set(k, v).map_err(w)?;
@@ -375,8 +387,118 @@ async fn placed(s: &Sharded<'_>, place: Placement, route: &routes::Route, path: 
             }
             Ok(Answer::with_json(200, &json!({ "status": format!("ok, deleted {deleted} memories") })))
         }
+        Placement::Sessions => sessions(s, map, epoch).await,
+        Placement::Forget => {
+            let user = s.forward.query.iter().find(|(k, _)| k == "user_id").map(|(_, v)| v.clone());
+            let Some(user) = user else { return Err(Error::NotSharded { route: "POST /v1/long-term-memory/forget without a user_id (its budget and limit are tenant-wide)".into() }) };
+            let b = bucket_of(&canonical(s.privacy()?.as_ref(), &user));
+            s.pass(map.owner(b), &s.routed(map.owner(b), epoch, vec![b])).await
+        }
+        Placement::Prompt => prompt(s, map, epoch).await,
+        Placement::Erase => {
+            let user_shard = map.owner(bucket_of(&canonical(s.privacy()?.as_ref(), key()?)));
+            let (mut memories, mut episodes) = (0u64, 0u64);
+            let mut answer = None;
+            for shard in map.shards() {
+                let a = s.pass(shard, &Routed { home: true, ..s.routed(shard, epoch, Vec::new()) }).await?;
+                if !a.ok() {
+                    return Ok(a);
+                }
+                let v = a.json().unwrap_or_default();
+                memories += v["erased"]["memories"].as_u64().unwrap_or(0);
+                episodes += v["erased"]["episodes"].as_u64().unwrap_or(0);
+                if shard == user_shard {
+                    answer = Some(v);
+                }
+            }
+            let mut v = answer.ok_or_else(|| Error::Internal { detail: "the user's shard did not answer".into() })?;
+            v["erased"] = json!({ "memories": memories, "episodes": episodes });
+            Ok(Answer::with_json(200, &v))
+        }
         Placement::NotYet => Err(Error::NotSharded { route: route.pattern.to_owned() }),
     }
+}
+
+/// What the front sends a prompt's shard.
+#[derive(Serialize, Deserialize)]
+pub struct PromptBody {
+    /// The memory prompt as the client sent it.
+    pub prompt: Value,
+    /// Its long-term search's memories, across the shards.
+    pub memories: Vec<Value>,
+}
+
+/// A memory prompt: its search as a search of its own (pinned or fanned
+/// out), then the prompt in the session's shard, which reads the turns.
+async fn prompt(s: &Sharded<'_>, map: &ShardMap, epoch: u64) -> Result<Answer> {
+    let v: Value = api::parse_json(&s.forward.body)?;
+    let query = v.get("query").and_then(Value::as_str).unwrap_or_default();
+    let mut memories = Vec::new();
+    if let Some(search_body) = v.get("long_term_search").map(|l| api::memory_prompt_search(query, l)).transpose()?.flatten() {
+        let a = search_with(s, map, epoch, search_body).await?;
+        if !a.ok() {
+            return Ok(a);
+        }
+        memories = a.json().and_then(|v| v["memories"].as_array().cloned()).unwrap_or_default();
+    }
+    let session = v.get("session").and_then(|x| x.get("session_id")).and_then(Value::as_str);
+    let routed = match session {
+        Some(id) => {
+            let b = bucket_of(id);
+            s.routed(map.owner(b), epoch, vec![b])
+        }
+        None => Routed { home: true, ..s.routed(0, epoch, Vec::new()) },
+    };
+    let body = json!(PromptBody { prompt: v.clone(), memories });
+    let url = format!("{}{PROMPT_PATH}", s.forward.url.origin().ascii_serialization());
+    s.send(routed.shard, &routed, Method::Post, &url, body.to_string().as_bytes()).await
+}
+
+/// The sessions of every shard, merged in id order (as one object lists
+/// them) and paged.
+async fn sessions(s: &Sharded<'_>, map: &ShardMap, epoch: u64) -> Result<Answer> {
+    let q = &s.forward.query;
+    let param = |name: &str| q.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str());
+    let number = |name: &str, default: usize, min: usize, max: usize| match param(name) {
+        None => Ok(default),
+        Some(v) => v.parse::<usize>().ok().filter(|n| (min..=max).contains(n)).ok_or_else(|| Error::invalid(name, format!("must be from {min} to {max}"))),
+    };
+    let limit = number("limit", limits::SESSION_LIST_LIMIT_DEFAULT, 1, limits::SESSION_LIST_LIMIT_MAX)?;
+    let offset = number("offset", 0, 0, limits::SESSIONS_MAX)?;
+    let want = offset + limit;
+    if want > limits::SHARD_SESSION_LIST_DEPTH_MAX {
+        return Err(Error::LimitExceeded { what: "sessions listed across a sharded tenant's shards (offset + limit)".into(), limit: limits::SHARD_SESSION_LIST_DEPTH_MAX as u64 });
+    }
+    let mut ids: Vec<String> = Vec::new();
+    let mut total = 0u64;
+    for shard in map.shards() {
+        // Each shard's first `want` ids hold its part of the page.
+        let mut at = 0;
+        loop {
+            let page = (want - at).min(limits::SESSION_LIST_LIMIT_MAX);
+            let mut url = s.forward.url.clone();
+            let kept: Vec<(String, String)> = q.iter().filter(|(k, _)| k != "offset" && k != "limit").cloned().collect();
+            url.query_pairs_mut().clear().extend_pairs(kept).append_pair("offset", &at.to_string()).append_pair("limit", &page.to_string());
+            let a = s.send(shard, &s.routed(shard, epoch, Vec::new()), Method::Get, url.as_str(), &[]).await?;
+            if !a.ok() {
+                return Ok(a);
+            }
+            let v = a.json().unwrap_or_default();
+            let got: Vec<String> = v["sessions"].as_array().into_iter().flatten().filter_map(|x| x.as_str().map(str::to_owned)).collect();
+            if at == 0 {
+                total += v["total"].as_u64().unwrap_or(0);
+            }
+            let n = got.len();
+            ids.extend(got);
+            at += n;
+            if n < page || at >= want {
+                break;
+            }
+        }
+    }
+    ids.sort_unstable();
+    let page: Vec<String> = ids.into_iter().skip(offset).take(limit).collect();
+    Ok(Answer::with_json(200, &json!({ "sessions": page, "total": total })))
 }
 
 /// A user id as its bucket is computed: a sealed id (as answers show
@@ -451,8 +573,16 @@ async fn create(s: &Sharded<'_>, map: &ShardMap, epoch: u64) -> Result<Answer> {
 /// A search: to the shards of the users its filter pins, else to a
 /// random root that coordinates the fan-out.
 async fn search(s: &Sharded<'_>, map: &ShardMap, epoch: u64) -> Result<Answer> {
+    search_with(s, map, epoch, api::parse_json(&s.forward.body)?).await
+}
+
+async fn search_with(s: &Sharded<'_>, map: &ShardMap, epoch: u64, mut v: Value) -> Result<Answer> {
     let f = &s.forward;
-    let mut v: Value = api::parse_json(&f.body)?;
+    // The search's own route, with the request's query (a prompt's search
+    // is one too).
+    let query = f.url.query().map(|q| format!("?{q}")).unwrap_or_default();
+    let search_url = format!("{}/v1/long-term-memory/search{query}", f.url.origin().ascii_serialization());
+    let original = v.clone();
     let o = v.as_object_mut().ok_or_else(|| Error::invalid("body", "must be an object"))?;
     let key = s.privacy()?;
     // The users' buckets are their raw ids'.
@@ -487,7 +617,7 @@ async fn search(s: &Sharded<'_>, map: &ShardMap, epoch: u64) -> Result<Answer> {
             let mut bs: Vec<Bucket> = users.iter().map(|u| bucket_of(u)).filter(|&b| map.owner(b) == shard).collect();
             bs.sort_unstable();
             bs.dedup();
-            s.pass(shard, &s.routed(shard, epoch, bs)).await
+            s.send(shard, &s.routed(shard, epoch, bs), Method::Post, &search_url, original.to_string().as_bytes()).await
         }
         Route::FanOut(mut shards) => {
             // A random root spreads the coordinating work over the shards.
@@ -495,9 +625,20 @@ async fn search(s: &Sharded<'_>, map: &ShardMap, epoch: u64) -> Result<Answer> {
             shards.rotate_left(at);
             let tree = fanout_tree(&shards, limits::SHARD_FANOUT_BRANCHING_MAX).ok_or_else(|| Error::Internal { detail: "an empty fan-out".into() })?;
             let root = tree.shard;
-            let body = json!({ "search": f.body_json()?, "tree": tree, "deadline_at": deadline_at });
+            let body = json!({ "search": original, "tree": tree, "deadline_at": deadline_at });
             let url = format!("https://shard.local{FANOUT_PATH}");
-            s.send(root, &s.routed(root, epoch, Vec::new()), Method::Post, &url, body.to_string().as_bytes()).await
+            let routed = s.routed(root, epoch, Vec::new());
+            let bytes = body.to_string().into_bytes();
+            let call = s.send(root, &routed, Method::Post, &url, &bytes);
+            // The root answers by the deadline (partial if it must); a root
+            // that cannot (an overloaded object) is a timeout, never a wait.
+            let wait_ms = deadline_at.saturating_sub(super::now_ms()).saturating_add(2 * limits::SHARD_FANOUT_HOP_MARGIN_MS);
+            let timer = worker::Delay::from(std::time::Duration::from_millis(wait_ms));
+            let answer = match futures_util::future::select(Box::pin(call), timer).await {
+                futures_util::future::Either::Left((answer, _)) => answer,
+                futures_util::future::Either::Right(_) => Err(Error::UpstreamTimeout { service: format!("shard {root} (the fan-out's root)"), timeout_ms: wait_ms }),
+            };
+            answer
         }
     }
 }
@@ -536,13 +677,6 @@ async fn record(s: &Sharded<'_>, map: &ShardMap, epoch: u64, id: &str) -> Result
     s.pass(shard, &s.routed(shard, epoch, Vec::new())).await
 }
 
-impl Forward {
-    /// The body as JSON (a search's, passed to the fan-out's root).
-    fn body_json(&self) -> Result<Value> {
-        api::parse_json(&self.body)
-    }
-}
-
 /// The object side of [`HELD_PATH`].
 pub async fn serve_held(state: &State, meter: std::rc::Rc<super::sql::Meter>) -> Result<Value> {
     Ok(json!({ "held": super::sql::SqlBackend::holds_data(&state.storage(), meter).await? }))
@@ -551,4 +685,91 @@ pub async fn serve_held(state: &State, meter: std::rc::Rc<super::sql::Meter>) ->
 /// Whether `url` is one of the objects' internal shard paths.
 pub fn internal(url: &Url) -> bool {
     url.path().starts_with("/_shard/")
+}
+
+/// What a shard object knows of itself once a request was routed to it,
+/// kept in its storage so that an alarm after a restart knows it too.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShardSelf {
+    pub tenant: String,
+    pub shard: ShardId,
+    /// The namespace header its requests carry (none for the default tenant).
+    pub namespace: Option<String>,
+    /// Local dev mode, as the front honoured it.
+    pub dev: bool,
+}
+
+const SELF_KEY: &str = "shard/self";
+
+/// Records who this object is (once; a change is written again).
+pub async fn remember_self(state: &State, cell: &RefCell<Option<ShardSelf>>, me: ShardSelf) -> Result<()> {
+    if cell.borrow().as_ref() == Some(&me) {
+        return Ok(());
+    }
+    let text = serde_json::to_string(&me).map_err(|e| Error::Internal { detail: e.to_string() })?;
+    state.storage().put(SELF_KEY, text).await.map_err(|e| Error::storage(format!("shard self: {e}")))?;
+    *cell.borrow_mut() = Some(me);
+    Ok(())
+}
+
+/// Who this object is, if a routed request ever told it.
+pub async fn known_self(state: &State, cell: &RefCell<Option<ShardSelf>>) -> Result<Option<ShardSelf>> {
+    if let Some(me) = cell.borrow().clone() {
+        return Ok(Some(me));
+    }
+    let Some(text) = state.storage().get::<String>(SELF_KEY).await.map_err(|e| Error::storage(format!("shard self: {e}")))? else { return Ok(None) };
+    let me: ShardSelf = serde_json::from_str(&text).map_err(|e| Error::SnapshotCorrupt { reason: format!("shard self: {e}") })?;
+    *cell.borrow_mut() = Some(me.clone());
+    Ok(Some(me))
+}
+
+/// Hands records this shard made outside its buckets (extraction, a
+/// session's promoted memories) to their owners: created there, then
+/// deleted here ([`crate::api::longterm::rehome`]). Scans only records
+/// inserted since `from` (the watermark it answers, to pass next time).
+/// `keys`: the encryption-key header, for a sealed tenant's owners.
+pub async fn hand_over(env: &Env, store: &super::crypt::DoStore, me: &ShardSelf, cache: &RefCell<Option<ShardMap>>, keys: &[(String, String)], from: u64, count: &dyn Fn()) -> Result<u64> {
+    if cache.borrow().is_none() {
+        let v = call(env, &directory_name(&me.tenant), MAP_PATH, &json!({ "tenant": me.tenant }), &[]).await?;
+        let map: ShardMap = serde_json::from_value(v).map_err(|e| Error::Internal { detail: format!("the directory's map: {e}") })?;
+        map.validate()?;
+        *cache.borrow_mut() = Some(map);
+    }
+    let Some(map) = cache.borrow().clone() else { return Ok(from) };
+    let (found, next) = crate::api::longterm::rehome::misplaced(store, |b| map.owner(b) == me.shard, from, limits::LTM_CREATE_BATCH_MAX).await?;
+    let mut by_owner: BTreeMap<ShardId, Vec<crate::api::longterm::rehome::Misplaced>> = BTreeMap::new();
+    for m in found {
+        by_owner.entry(map.owner(m.bucket)).or_default().push(m);
+    }
+    for (owner, part) in by_owner {
+        let mut buckets: Vec<Bucket> = part.iter().map(|m| m.bucket).collect();
+        buckets.sort_unstable();
+        buckets.dedup();
+        let to = Routed { tenant: me.tenant.clone(), shard: owner, epoch: map.epoch, buckets, home: false };
+        let mut headers: Vec<(String, String)> = keys.to_vec();
+        headers.push((SHARD_HEADER.to_owned(), serde_json::to_string(&to).map_err(|e| Error::Internal { detail: e.to_string() })?));
+        if let Some(ns) = &me.namespace {
+            headers.push((super::NAMESPACE_HEADER.to_owned(), ns.clone()));
+        }
+        if me.dev {
+            headers.push((super::DEV_HEADER.to_owned(), "1".to_owned()));
+        }
+        let h = Headers::new();
+        for (k, v) in &headers {
+            h.set(k, v).map_err(w)?;
+        }
+        let body = json!({ "memories": part.iter().map(|m| m.json.clone()).collect::<Vec<_>>(), "deduplicate": false });
+        let mut init = RequestInit::new();
+        init.with_method(Method::Post).with_headers(h).with_body(Some(body.to_string().into()));
+        let req = Request::new_with_init("https://shard.local/v1/long-term-memory", &init).map_err(w)?;
+        count();
+        let stub = env.durable_object(super::MEMORY_BINDING).map_err(w)?.id_from_name(&object_name(&me.tenant, owner)).map_err(w)?.get_stub().map_err(w)?;
+        let mut resp = stub.fetch_with_request(req).await.map_err(w)?;
+        if resp.status_code() != 200 {
+            let v: Value = resp.json().await.unwrap_or_default();
+            return Err(error_from(resp.status_code(), &v));
+        }
+        crate::api::longterm::rehome::handed_over(store, part.into_iter().map(|m| m.id).collect(), super::now_ms()).await?;
+    }
+    Ok(next)
 }

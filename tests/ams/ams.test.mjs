@@ -5,6 +5,12 @@
 //   node --test tests/ams/                      # needs `make build`
 //   AMS_PART=working node --test tests/ams/     # working | long-term | summary-views | all
 //   EDGEMEM_AMS_URL=http://127.0.0.1:8787/ node --test tests/ams/   # a running `make demo`
+//   AMS_MODES=sharded node --test tests/ams/    # unsharded | sharded | both (default)
+//
+// Sharded: the same client against a deployment with
+// `EDGEMEM_SHARDS_INITIAL=4` (each tenant spread over four Durable Objects),
+// parts AMS_SHARDED_PART (default working,long-term: summary-view runs do
+// not span shards yet and answer 501 not_sharded).
 //
 // Without EDGEMEM_AMS_URL it starts `wrangler dev` as `make demo` does, on a
 // free loopback port with a throwaway persistence directory, and stops it.
@@ -64,10 +70,13 @@ async function ensureVenv() {
   return "cold";
 }
 
+const MODES = (process.env.AMS_MODES ?? "unsharded,sharded").split(",");
+const SHARDED_PART = process.env.AMS_SHARDED_PART ?? "working,long-term";
+
 /** Runs the Python checks; resolves with their output and exit code. */
-function runScript(url, key) {
+function runScript(url, key, part) {
   return new Promise((resolve, reject) => {
-    const child = spawn(VENV_PYTHON, [SCRIPT, "--url", url, "--part", PART, ...(key ? ["--bearer-token", key] : [])], {
+    const child = spawn(VENV_PYTHON, [SCRIPT, "--url", url, "--part", part, ...(key ? ["--bearer-token", key] : [])], {
       cwd: ROOT,
       stdio: ["ignore", "pipe", "pipe"],
       env: { ...process.env, PYTHONDONTWRITEBYTECODE: "1", PYTHONUNBUFFERED: "1" },
@@ -98,7 +107,14 @@ function parseChecks(out) {
   return checks;
 }
 
-test(`agent-memory-client ${CLIENT_VERSION} against the Worker (${PART})`, { timeout: TEST_TIMEOUT_MS }, async (t) => {
+for (const mode of GIVEN_URL ? ["given"] : MODES) {
+  const sharded = mode === "sharded";
+  const part = sharded ? SHARDED_PART : PART;
+  const vars = sharded ? { EDGEMEM_SHARDS_INITIAL: "4" } : {};
+  test(`agent-memory-client ${CLIENT_VERSION} against the Worker (${mode}: ${part})`, { timeout: TEST_TIMEOUT_MS }, (t) => runMode(t, vars, part));
+}
+
+async function runMode(t, extraVars, part) {
   const started = performance.now();
   if (!GIVEN_URL) {
     for (const built of [join(ROOT, "target", "site", "index.html"), join(ROOT, "build", "index.js")]) {
@@ -112,7 +128,7 @@ test(`agent-memory-client ${CLIENT_VERSION} against the Worker (${PART})`, { tim
   // Auth enforced as deployed: the client works with a tenant key covering
   // the namespaces it uses (`ams-*`), made by the admin.
   const admin = `admin-${randomUUID()}`;
-  const server = GIVEN_URL ? null : await startWranglerDev(ROOT, { vars: { EDGEMEM_ADMIN_TOKEN: admin } });
+  const server = GIVEN_URL ? null : await startWranglerDev(ROOT, { vars: { EDGEMEM_ADMIN_TOKEN: admin, ...extraVars } });
   let result;
   try {
     let key = process.env.EDGEMEM_KEY;
@@ -127,7 +143,7 @@ test(`agent-memory-client ${CLIENT_VERSION} against the Worker (${PART})`, { tim
       const refused = await fetch(`${server.url}v1/working-memory/`);
       assert.equal(refused.status, 401, "without the key the Worker refuses the client");
     }
-    result = await runScript(GIVEN_URL ?? server.url, key);
+    result = await runScript(GIVEN_URL ?? server.url, key, part);
   } finally {
     await server?.stop();
   }
@@ -146,4 +162,4 @@ test(`agent-memory-client ${CLIENT_VERSION} against the Worker (${PART})`, { tim
     failed === 0,
     `exit ${result.code ?? result.signal} disagrees with ${failed} failed checks:\n${result.err}`,
   );
-});
+}

@@ -1,7 +1,7 @@
 """Drives an edgemem Worker through Redis Agent Memory Server's own Python
 client, agent-memory-client 0.14.0, used exactly as its users call it.
 
-    python client_test.py --url http://127.0.0.1:8787 --part working|long-term|summary-views|all
+    python client_test.py --url http://127.0.0.1:8787 --part working|long-term|summary-views|all (or a comma list)
 
 Each check prints `ok <name>` or `FAIL <name>: <reason>`; a failure is
 followed by indented lines with the HTTP exchanges of that check. The last
@@ -43,9 +43,14 @@ EXPECTED_CLIENT_VERSION = "0.14.0"
 async def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--url", required=True, help="the Worker's base URL, e.g. http://127.0.0.1:8787")
-    ap.add_argument("--part", choices=["working", "long-term", "summary-views", "all"], default="all")
+    ap.add_argument("--part", default="all", help="working, long-term, summary-views or all; or a comma list")
     ap.add_argument("--bearer-token", default=None, help="an edgemem API key (sent as Authorization: Bearer)")
     args = ap.parse_args()
+    parts = set(args.part.split(","))
+    if not parts <= {"working", "long-term", "summary-views", "all"}:
+        ap.error(f"unknown part in {args.part!r}")
+    if "all" in parts:
+        parts = {"working", "long-term", "summary-views"}
     if CLIENT_VERSION != EXPECTED_CLIENT_VERSION:
         print(f"FAIL setup: agent-memory-client {CLIENT_VERSION} installed, {EXPECTED_CLIENT_VERSION} expected")
         return 1
@@ -60,11 +65,11 @@ async def main() -> int:
             # httpx client carries the header on every call.
             client._client.headers["Authorization"] = f"Bearer {args.bearer_token}"
         trace.attach(client)
-        if args.part in ("working", "all"):
+        if "working" in parts:
             await working_part(client, runner, ns)
-        if args.part in ("long-term", "all"):
+        if "long-term" in parts:
             await long_term_part(client, runner, ns)
-    if args.part in ("summary-views", "all"):
+    if "summary-views" in parts:
         # AMS's summary-view calls name no namespace, and edgemem's tenants
         # are namespaces: this client names its tenant on its HTTP session,
         # as it carries its key.

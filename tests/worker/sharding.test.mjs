@@ -11,6 +11,9 @@
 // - a stale map is retried after a `shard_moved` (a dev-mode fault);
 // - past its deadline a fan-out answers `partial: true` and names the slow
 //   shard (`EDGEMEM_TEST_SLOW_SHARD`, dev mode);
+// - background extraction in a session's shard hands the records it made
+//   for a user of another shard to that shard: found there, exactly once;
+// - memory prompts, session lists and a user's forget across shards;
 // - a tenant that held data before sharding was turned on keeps it at home.
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
@@ -159,11 +162,23 @@ test("records, sessions and settings go to the shard their placement names; unbu
     assert.equal(r.json.code, "secret_detected");
   }
   assert.equal(sessionShards.size, SHARDS, "a session in every shard was tried");
+  // Consent: recorded in every shard; a revoke erases the user's records
+  // in their shard and answers the summed counts.
+  assert.equal((await call("PUT", `/v1/consent/u5${ns}`, { long_term: true })).status, 200);
+  assert.equal((await call("GET", `/v1/consent/u5${ns}`)).json.long_term, true);
+  const u5 = recs.filter((m) => m.user_id === "u5" && !doomed.includes(m.id));
+  assert.ok(u5.length > 0);
+  const revoked = await call("DELETE", `/v1/consent/u5${ns}`);
+  assert.equal(revoked.status, 200, revoked.text);
+  assert.equal(revoked.json.erased.memories, u5.length, revoked.text);
+  const after = await call("POST", `/v1/long-term-memory/search${ns}`, { text: "", limit: 100, user_id: { eq: "u5" } });
+  assert.equal(after.json.memories.length, 0, "nothing of the user is left");
+  for (const m of u5) assert.equal((await call("GET", `/v1/long-term-memory/${m.id}${ns}`)).status, 404);
   // Home's own state: the ledger.
   assert.equal((await call("POST", `/v1/ledger/assets${ns}`, { code: "USD", scale: 2 })).status, 200);
 
   // Not built across shards yet: refused, typed, nothing done.
-  for (const [method, path, body] of [["POST", "/v1/memory/prompt", { query: "hi", session: { session_id: "s1" } }], ["GET", "/v1/stats"], ["GET", "/v1/working-memory/"], ["POST", "/v1/long-term-memory/forget", {}]]) {
+  for (const [method, path, body] of [["GET", "/v1/stats"], ["POST", "/v1/long-term-memory/forget", {}], ["GET", "/v1/export"], ["POST", "/v1/long-term-memory/reembed", {}]]) {
     const r = await call(method, `${path}${ns}`, body);
     assert.equal(r.status, 501, `${method} ${path}: ${r.text}`);
     assert.equal(r.json.code, "not_sharded");
@@ -224,29 +239,84 @@ test("past its deadline a fan-out answers partial and names the slow shard", asy
   assert.equal((await call("POST", "/v1/long-term-memory/?namespace=t4", { memories: recs })).status, 200);
   const onSlow = new Set(recs.filter((m) => owner(bucketOf(m.user_id ?? m.id)) === 2).map((m) => m.id));
   assert.ok(onSlow.size > 0);
-  let partials = 0;
-  // The root is chosen at random and a slow shard is slow as a child; ask
-  // until shard 2 was somebody's child (each try is one fan-out).
-  for (let i = 0; i < 12 && partials === 0; i++) {
+  // Whichever shard is the root (chosen at random), shard 2 misses the
+  // deadline: as a child, or as a root whose own part is late.
+  for (let i = 0; i < 6; i++) {
     const started = performance.now();
     const r = await call("POST", "/v1/long-term-memory/search?namespace=t4", { text: "", limit: 100, recency_boost: false, deadline_ms: 300 });
     const ms = performance.now() - started;
     assert.equal(r.status, 200, r.text);
     assert.equal(r.json.shards_asked, SHARDS);
-    if (!r.json.partial) continue;
-    partials++;
+    assert.equal(r.json.partial, true, r.text);
     assert.deepEqual(r.json.missing_shards, [2]);
     assert.ok(ms < 1500, `answered by its deadline, not the slow shard's (${ms.toFixed(0)} ms)`);
     const ids = r.json.memories.map((m) => m.id);
     assert.ok(ids.every((id) => !onSlow.has(id)), "nothing from the missing shard");
     assert.equal(ids.length, recs.length - onSlow.size, "everything from the shards that answered");
+    assert.equal(r.json.total, recs.length - onSlow.size);
   }
-  assert.equal(partials, 1, "a partial answer within 12 tries");
   // With time enough, the same search is whole.
   const whole = await call("POST", "/v1/long-term-memory/search?namespace=t4", { text: "", limit: 100, recency_boost: false, deadline_ms: 5000 });
   assert.equal(whole.status, 200, whole.text);
   assert.equal(whole.json.partial, false);
   assert.equal(whole.json.memories.length, recs.length);
+});
+
+test("extraction hands its records to the user's shard; prompts and session lists span shards", async () => {
+  const w = await start({ EDGEMEM_SHARDS_INITIAL: String(SHARDS) });
+  const { call } = w;
+  const ns = "?namespace=t7";
+  // A session and a user in different shards.
+  const sid = "trip-1";
+  const user = ["ana", "ben", "cy", "dee", "eli", "fay", "gus", "hal"].find((u) => owner(bucketOf(u)) !== owner(bucketOf(sid)));
+  const put = await call("PUT", `/v1/working-memory/${sid}${ns}`, {
+    user_id: user,
+    long_term_memory_strategy: { strategy: "discrete", config: {} },
+    messages: [
+      { id: "m1", role: "user", content: "Hello!" },
+      { id: "m2", role: "user", content: "I prefer metric units." },
+      { id: "m3", role: "assistant", content: "Noted, metric it is." },
+    ],
+  });
+  assert.equal(put.status, 200, put.text);
+  let got = [];
+  for (let i = 0; i < 60 && got.length === 0; i++) {
+    await new Promise((r) => setTimeout(r, 250));
+    const r = await call("POST", `/v1/long-term-memory/search${ns}`, { text: "", limit: 100, user_id: { eq: user } });
+    assert.equal(r.status, 200, r.text);
+    got = r.json.memories;
+  }
+  assert.ok(got.some((m) => /metric units/i.test(m.text) && m.session_id === sid && m.user_id === user), JSON.stringify(got));
+  const ids = got.map((m) => m.id);
+  const everywhere = [];
+  for (let s = 0; s < SHARDS; s++) everywhere.push(...(await held(w, "t7", s)).filter((id) => ids.includes(id)));
+  assert.deepEqual(everywhere.sort(), [...ids].sort(), "each extracted record in exactly one shard, its user's");
+  for (const id of ids) assert.ok((await held(w, "t7", owner(bucketOf(user)))).includes(id));
+
+  // A memory prompt reads the session from its shard and searches the user's.
+  const p = await call("POST", `/v1/memory/prompt${ns}`, { query: "which units?", session: { session_id: sid, user_id: user }, long_term_search: { user_id: { eq: user }, limit: 3 } });
+  assert.equal(p.status, 200, p.text);
+  assert.ok(p.json.long_term_memories.some((m) => /metric units/i.test(m.text)), p.text);
+  assert.ok(JSON.stringify(p.json.messages).includes("I prefer metric units."), "the session's turns are in the prompt");
+  const wide = await call("POST", `/v1/memory/prompt${ns}`, { query: "metric", long_term_search: { search_mode: "keyword" } });
+  assert.equal(wide.status, 200, wide.text);
+  assert.ok(wide.json.long_term_memories.some((m) => /metric units/i.test(m.text)), "a prompt's tenant-wide search fans out");
+
+  // Sessions of every shard, listed in id order and paged.
+  const sids = Array.from({ length: 11 }, (_, i) => `list-${String(i).padStart(2, "0")}`);
+  for (const id of sids) assert.equal((await call("PUT", `/v1/working-memory/${id}${ns}`, { messages: [] })).status, 200);
+  const all = [sid, ...sids].sort();
+  const page1 = await call("GET", `/v1/working-memory/${ns}&limit=5`);
+  assert.equal(page1.status, 200, page1.text);
+  assert.deepEqual(page1.json, { sessions: all.slice(0, 5), total: all.length });
+  const page2 = await call("GET", `/v1/working-memory/${ns}&limit=5&offset=5`);
+  assert.deepEqual(page2.json.sessions, all.slice(5, 10));
+  assert.equal((await call("GET", `/v1/working-memory/${ns}&limit=100&offset=950`)).status, 422, "past the sharded listing depth");
+
+  // A user's forget goes to that user's shard.
+  const f = await call("POST", `/v1/long-term-memory/forget${ns}&user_id=${user}&dry_run=true`, { policy: { max_age_days: 0 } });
+  assert.equal(f.status, 200, f.text);
+  assert.equal(f.json.scanned, got.length);
 });
 
 test("a tenant with data from before sharding keeps it all at home", async () => {

@@ -8,6 +8,7 @@ use serde_json::{json, Map, Value};
 pub mod json;
 // Moving a namespace to another embedder.
 pub mod reembed;
+pub mod rehome;
 pub mod fanout;
 mod search;
 pub mod versions;

@@ -252,6 +252,12 @@ impl LongTerm {
         self.records.values()
     }
 
+    /// Records inserted at or after the key `from` (keys only grow), and
+    /// the key the next insert gets: a watermark for "what is new since".
+    pub fn records_since(&self, from: u64) -> (impl Iterator<Item = &MemoryRecord>, u64) {
+        (self.records.range(from..).map(|(_, r)| r), self.next_key)
+    }
+
     /// The vector dimension fixed by the first insert.
     pub fn dim(&self) -> Option<usize> {
         self.index.as_ref().map(|i| i.config().dim)

@@ -1,0 +1,130 @@
+// Search latency of one tenant spread over shards (issue 21), under
+// `wrangler dev` on this machine: the same records in a tenant of an
+// unsharded deployment and of deployments with EDGEMEM_SHARDS_INITIAL = 1,
+// 4, 16 and 64; p50 and p99 of a user-scoped search and of a tenant-wide
+// one (keyword and hybrid), then the tenant-wide search with one shard made
+// slow (`EDGEMEM_TEST_SLOW_SHARD`, dev mode) under a
+// deadline shorter than its delay, which must answer partial by then.
+// Requests are sequential; every object runs in the one local workerd on
+// this machine's cores, so a fan-out's calls queue for them: these are
+// local figures, not Cloudflare's.
+//
+//   make build && node benches/shard-latency.mjs
+//   SHARD_RECORDS=2000 SHARD_SEARCHES=100 SHARD_COUNTS=1,4 node benches/shard-latency.mjs
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { startWranglerDev } from "../tests/e2e/wrangler-dev.mjs";
+
+const ROOT = fileURLToPath(new URL("../", import.meta.url));
+const RECORDS = Number(process.env.SHARD_RECORDS ?? 4000);
+const SEARCHES = Number(process.env.SHARD_SEARCHES ?? 200);
+const COUNTS = (process.env.SHARD_COUNTS ?? "unsharded,1,4,16,64").split(",");
+const USERS = 200;
+const SLOW_MS = 600;
+const DEADLINE_MS = 300;
+const WORDS = "otter quay granite tea lisbon kayak sourdough piano marathon allergy peanut invoice rent garden flight vegan train sister coffee budget kitchen paint blue bicycle".split(" ");
+
+let seed = 0x2545f491;
+const next = (k) => {
+  seed ^= seed << 13;
+  seed ^= seed >>> 17;
+  seed ^= seed << 5;
+  return (seed >>> 0) % k;
+};
+const sentence = (n) => Array.from({ length: n }, () => WORDS[next(WORDS.length)]).join(" ");
+const records = Array.from({ length: RECORDS }, (_, i) => ({ id: `r${i}`, user_id: `user-${next(USERS)}`, text: `${sentence(6 + next(6))} ${i}`, topics: [WORDS[next(5)]] }));
+const queries = Array.from({ length: SEARCHES }, () => sentence(2));
+
+function pct(xs, p) {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+}
+
+async function post(url, body) {
+  const t = performance.now();
+  const r = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  const text = await r.text();
+  const ms = performance.now() - t;
+  if (!r.ok) throw new Error(`${url}: ${r.status} ${text}`);
+  return { ms, json: JSON.parse(text) };
+}
+
+async function measure(label, vars) {
+  const dir = mkdtempSync(join(tmpdir(), "edgemem-shard-bench-"));
+  const dev = await startWranglerDev(ROOT, { persistDir: dir, vars });
+  const base = `${dev.url}v1/long-term-memory`;
+  const row = { label };
+  try {
+    const loadStart = performance.now();
+    for (let i = 0; i < records.length; i += 100) await post(`${base}/?namespace=bench`, { memories: records.slice(i, i + 100) });
+    row.load_s = (performance.now() - loadStart) / 1000;
+    // Warm every object once.
+    await post(`${base}/search?namespace=bench`, { text: "otter", search_mode: "keyword" });
+    const run = async (body) => {
+      const ms = [];
+      let partial = 0;
+      let missing = new Set();
+      for (const q of queries) {
+        const r = await post(`${base}/search?namespace=bench`, { text: q, limit: 10, ...body(q) });
+        ms.push(r.ms);
+        if (r.json.partial) {
+          partial++;
+          (r.json.missing_shards ?? []).forEach((s) => missing.add(s));
+        }
+      }
+      return { p50: pct(ms, 50), p99: pct(ms, 99), partial, missing: [...missing] };
+    };
+    row.scoped = await run(() => ({ search_mode: "keyword", user_id: { eq: `user-${next(USERS)}` } }));
+    row.wide_keyword = await run(() => ({ search_mode: "keyword" }));
+    row.wide_hybrid = await run(() => ({ search_mode: "hybrid" }));
+  } finally {
+    await dev.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return row;
+}
+
+async function measureSlow(label, vars) {
+  const dir = mkdtempSync(join(tmpdir(), "edgemem-shard-bench-"));
+  const dev = await startWranglerDev(ROOT, { persistDir: dir, vars: { ...vars, EDGEMEM_TEST_SLOW_SHARD: `1:${SLOW_MS}` } });
+  const base = `${dev.url}v1/long-term-memory`;
+  try {
+    for (let i = 0; i < records.length; i += 100) await post(`${base}/?namespace=bench`, { memories: records.slice(i, i + 100) });
+    const ms = [];
+    let partial = 0;
+    for (const q of queries.slice(0, Math.min(60, queries.length))) {
+      const r = await post(`${base}/search?namespace=bench`, { text: q, limit: 10, search_mode: "keyword", deadline_ms: DEADLINE_MS });
+      ms.push(r.ms);
+      if (r.json.partial) {
+        partial++;
+        if (JSON.stringify(r.json.missing_shards) !== "[1]") throw new Error(`missing ${JSON.stringify(r.json.missing_shards)}, expected [1]`);
+      }
+    }
+    return { label, p50: pct(ms, 50), p99: pct(ms, 99), partial, asked: ms.length };
+  } finally {
+    await dev.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const rows = [];
+for (const c of COUNTS) {
+  const vars = c === "unsharded" ? {} : { EDGEMEM_SHARDS_INITIAL: c };
+  rows.push(await measure(c === "unsharded" ? "unsharded (today)" : `${c} shard${c === "1" ? "" : "s"}`, vars));
+  console.error(`done: ${c}`);
+}
+const slow = [];
+for (const c of COUNTS.filter((c) => Number(c) >= 4)) slow.push(await measureSlow(`${c} shards, shard 1 slow by ${SLOW_MS} ms, deadline ${DEADLINE_MS} ms`, { EDGEMEM_SHARDS_INITIAL: c }));
+
+const f = (x) => x.toFixed(1);
+console.log(`${RECORDS} records of ${USERS} users, ${SEARCHES} searches per kind, sequential, wrangler dev on this machine (ms)\n`);
+console.log("| deployment | load (s) | user-scoped p50 / p99 | tenant-wide keyword p50 / p99 | tenant-wide hybrid p50 / p99 |");
+console.log("|---|---:|---:|---:|---:|");
+for (const r of rows) console.log(`| ${r.label} | ${f(r.load_s)} | ${f(r.scoped.p50)} / ${f(r.scoped.p99)} | ${f(r.wide_keyword.p50)} / ${f(r.wide_keyword.p99)} | ${f(r.wide_hybrid.p50)} / ${f(r.wide_hybrid.p99)} |`);
+if (slow.length) {
+  console.log("\n| with a slow shard | p50 / p99 | partial answers |");
+  console.log("|---|---:|---:|");
+  for (const s of slow) console.log(`| ${s.label} | ${f(s.p50)} / ${f(s.p99)} | ${s.partial} of ${s.asked} |`);
+}
