@@ -26,7 +26,7 @@ use serde_json::{json, Value};
 use worker::{Delay, Env, Headers, Method, Request, RequestInit};
 
 use super::crypt::DoStore;
-use super::shard::{object_name, Routed, FANOUT_PATH, SHARD_HEADER};
+use super::shard::{object_name, w, Routed, FANOUT_PATH, SHARD_HEADER};
 use crate::api::longterm::fanout::{self as parts, CandPart, Round, StatsPart};
 use crate::api::longterm::query_vector;
 use crate::api::services::Services;
@@ -35,10 +35,6 @@ use crate::core::limits;
 use crate::core::shard::fanout::{self, Coverage};
 use crate::core::shard::{FanOut, ShardId};
 use crate::core::time::Millis;
-
-fn w(e: worker::Error) -> Error {
-    Error::Internal { detail: e.to_string() }
-}
 
 /// What a node is asked.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -107,6 +103,12 @@ impl Node<'_> {
             let half = now.saturating_add(body.deadline_at.saturating_sub(now) / 2);
             let (part, cov) = self.walk(body, &round, true, half).await?;
             coverage = cov;
+            if part.is_null() {
+                // No shard answered in time: nothing to rank by.
+                let mode = if search.mode == crate::core::longterm::Mode::Auto { crate::core::longterm::Mode::Keyword } else { search.mode };
+                round.mode = Some(mode.as_str().to_owned());
+                return self.answer(&search, &round, &CandPart { empty: true, exact: true, ..CandPart::default() }, coverage);
+            }
             round.stats = Some(serde_json::from_value(part).map_err(|e| Error::Internal { detail: format!("statistics part: {e}") })?);
         }
         let mode = match &round.stats {
@@ -123,11 +125,20 @@ impl Node<'_> {
         coverage.missing = cov.missing.clone();
         coverage.missing.extend(first.missing.into_iter().filter(|s| !cov.missing.contains(s)));
         coverage.stale = first.stale || cov.stale;
+        let merged: CandPart = match part {
+            Value::Null => CandPart { empty: true, exact: true, ..CandPart::default() },
+            part => serde_json::from_value(part).map_err(|e| Error::Internal { detail: format!("candidates part: {e}") })?,
+        };
+        self.answer(&search, &round, &merged, coverage)
+    }
+
+    /// The root's answer: the merged part ranked, user ids opened, and what
+    /// it covers; a stale map anywhere makes it `shard_moved` instead.
+    fn answer(&self, search: &crate::api::longterm::SearchBody, round: &Round, merged: &CandPart, coverage: Coverage) -> Result<Value> {
         if coverage.stale {
             return Err(Error::ShardMoved { epoch: self.routed.epoch });
         }
-        let merged: CandPart = serde_json::from_value(part).map_err(|e| Error::Internal { detail: format!("candidates part: {e}") })?;
-        let mut out = parts::finish(&search, &round, &merged)?;
+        let mut out = parts::finish(search, round, merged)?;
         self.store.with_privacy_key(|k| crate::api::privacy::open_user_ids(&mut out, k));
         if let (Some(o), Value::Object(c)) = (out.as_object_mut(), coverage.to_json()) {
             o.extend(c);
@@ -136,7 +147,7 @@ impl Node<'_> {
     }
 
     /// This subtree's part of one round by `deadline`: this shard's own,
-    /// merged with each child's that answered in time.
+    /// merged with each child's that answered in time; null when none did.
     async fn walk(&self, body: &NodeBody, round: &Round, stats: bool, deadline: Millis) -> Result<(Value, Coverage)> {
         let children = &body.tree.children;
         let child_deadline = fanout::child_deadline(deadline, (self.now)());
@@ -174,11 +185,17 @@ impl Node<'_> {
             match answer {
                 Ok(a) => {
                     coverage.absorb(Coverage { asked: a.asked, missing: a.missing, stale: a.stale });
-                    got.push(a.part);
+                    // A subtree none of whose shards answered has no part.
+                    if !a.part.is_null() {
+                        got.push(a.part);
+                    }
                 }
                 Err(Error::ShardMoved { .. }) => coverage.absorb(Coverage::moved(child)),
                 Err(_) => coverage.absorb(Coverage::missing(child)),
             }
+        }
+        if got.is_empty() {
+            return Ok((Value::Null, coverage));
         }
         let search = parts::parse_body(self.store, &body.search)?;
         let part = if stats {
@@ -226,15 +243,15 @@ impl Node<'_> {
         }
     }
 
-    /// `EDGEMEM_TEST_SLOW_SHARD=shard:ms` (local dev mode only): this shard
-    /// computes its own part that much later, a slow shard for the tests.
+    /// `EDGEMEM_TEST_SLOW_SHARD=shard[,shard…]:ms` (local dev mode only):
+    /// these shards compute their own parts that much later, for the tests.
     async fn slow(&self) {
         if !self.dev {
             return;
         }
         let Some(spec) = super::env_string(self.env, "EDGEMEM_TEST_SLOW_SHARD") else { return };
-        let Some((shard, ms)) = spec.split_once(':') else { return };
-        if shard.trim().parse::<ShardId>().ok() == Some(self.routed.shard) {
+        let Some((shards, ms)) = spec.split_once(':') else { return };
+        if shards.split(',').any(|x| x.trim().parse::<ShardId>().ok() == Some(self.routed.shard)) {
             let ms = ms.trim().parse::<u64>().unwrap_or(0).min(limits::SHARD_FANOUT_DEADLINE_MS_MAX);
             Delay::from(Duration::from_millis(ms)).await;
         }

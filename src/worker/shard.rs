@@ -52,7 +52,8 @@ pub const PROMPT_PATH: &str = "/_shard/prompt";
 /// Where the directory keeps the map (its key-value storage).
 const MAP_KEY: &str = "shard/map";
 
-fn w(e: worker::Error) -> Error {
+/// A runtime error as this module's typed error.
+pub(super) fn w(e: worker::Error) -> Error {
     Error::Internal { detail: e.to_string() }
 }
 

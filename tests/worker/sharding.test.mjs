@@ -262,6 +262,20 @@ test("past its deadline a fan-out answers partial and names the slow shard", asy
   assert.equal(whole.json.memories.length, recs.length);
 });
 
+test("when no shard answers in time the answer is empty, partial, and names them all", async () => {
+  const { call } = await start({ EDGEMEM_SHARDS_INITIAL: String(SHARDS), EDGEMEM_TEST_SLOW_SHARD: "0,1,2,3:1500" });
+  assert.equal((await call("POST", "/v1/long-term-memory/?namespace=t8", { memories: records(20) })).status, 200);
+  // A keyword search has a statistics round: nothing comes back from it.
+  for (const body of [{ text: "tofu puppy", search_mode: "keyword" }, { text: "" }]) {
+    const r = await call("POST", "/v1/long-term-memory/search?namespace=t8", { ...body, deadline_ms: 300 });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.json.partial, true);
+    assert.deepEqual(r.json.missing_shards, [0, 1, 2, 3]);
+    assert.deepEqual(r.json.memories, []);
+    assert.equal(r.json.total, 0);
+  }
+});
+
 test("extraction hands its records to the user's shard; prompts and session lists span shards", async () => {
   const w = await start({ EDGEMEM_SHARDS_INITIAL: String(SHARDS) });
   const { call } = w;
