@@ -28,7 +28,7 @@
 //!   its own.
 //!
 //! The Worker holds the map in a directory object per tenant and routes by
-//! it (`src/worker/shard.rs`); resharding builds on it.
+//! it (`src/worker/shard/`); resharding builds on it.
 
 use sha2::{Digest, Sha256};
 
