@@ -113,6 +113,10 @@ limits! {
     /// Time each hop of the tree keeps for itself: a child's deadline is
     /// its parent's less this, so the parent can still merge and answer.
     pub const SHARD_FANOUT_HOP_MARGIN_MS: u64 = 25;
+    /// How long past a fan-out's deadline the front waits for its root
+    /// (which stops waiting for shards a hop margin before it) before it
+    /// answers `upstream_timeout`: a root too busy to answer at all.
+    pub const SHARD_FANOUT_ROOT_GRACE_MS: u64 = 250;
     /// Retries of a request answered `shard_moved`, each after the front
     /// refreshed its map.
     pub const SHARD_MOVED_RETRIES_MAX: usize = 3;

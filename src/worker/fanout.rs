@@ -97,10 +97,13 @@ impl Node<'_> {
         let search = parts::parse_body(self.store, &body.search)?;
         let vector = query_vector(self.store, self.services, &search, None).await?;
         let now = (self.now)();
+        // The root stops waiting a hop margin early: it still ranks and
+        // answers by the deadline.
+        let end = body.deadline_at.saturating_sub(limits::SHARD_FANOUT_HOP_MARGIN_MS).max(now);
         let mut round = Round { now, mode: None, vector, stats: None };
         let mut coverage = Coverage::default();
         if parts::needs_stats(&search, round.vector.is_some()) {
-            let half = now.saturating_add(body.deadline_at.saturating_sub(now) / 2);
+            let half = now.saturating_add(end.saturating_sub(now) / 2);
             let (part, cov) = self.walk(body, &round, true, half).await?;
             coverage = cov;
             if part.is_null() {
@@ -118,7 +121,7 @@ impl Node<'_> {
         // `auto` without statistics (a listing, or semantic) runs as asked.
         let mode = if mode == crate::core::longterm::Mode::Auto { crate::core::longterm::Mode::Keyword } else { mode };
         round.mode = Some(mode.as_str().to_owned());
-        let (part, cov) = self.walk(body, &round, false, body.deadline_at).await?;
+        let (part, cov) = self.walk(body, &round, false, end).await?;
         // A shard missing in either round is missing from the answer.
         let first = std::mem::take(&mut coverage);
         coverage.asked = cov.asked.clone();

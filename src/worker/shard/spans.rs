@@ -223,7 +223,7 @@ async fn search_with(s: &Sharded<'_>, map: &ShardMap, epoch: u64, mut v: Value) 
             let call = s.send(root, &routed, Method::Post, &url, &bytes);
             // The root answers by the deadline (partial if it must); a root
             // that cannot (an overloaded object) is a timeout, never a wait.
-            let wait_ms = deadline_at.saturating_sub(super::super::now_ms()).saturating_add(2 * limits::SHARD_FANOUT_HOP_MARGIN_MS);
+            let wait_ms = deadline_at.saturating_sub(super::super::now_ms()).saturating_add(limits::SHARD_FANOUT_ROOT_GRACE_MS);
             let timer = worker::Delay::from(std::time::Duration::from_millis(wait_ms));
             let answer = match futures_util::future::select(Box::pin(call), timer).await {
                 futures_util::future::Either::Left((answer, _)) => answer,
