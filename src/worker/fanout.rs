@@ -28,7 +28,7 @@ use worker::{Delay, Env, Headers, Method, Request, RequestInit};
 use super::crypt::DoStore;
 use super::shard::{object_name, w, Routed, FANOUT_PATH, SHARD_HEADER};
 use crate::api::longterm::fanout::{self as parts, CandPart, Round, StatsPart};
-use crate::api::longterm::query_vector;
+use crate::api::longterm::{query_vector, SearchBody};
 use crate::api::services::Services;
 use crate::core::error::{Error, Result};
 use crate::core::limits;
@@ -87,7 +87,8 @@ impl Node<'_> {
         match &body.round {
             None => self.root(&body).await,
             Some(round) => {
-                let (part, cov) = self.walk(&body, round, body.stats, body.deadline_at).await?;
+                let search = parts::parse_body(self.store, &body.search)?;
+                let (part, cov) = self.walk(&body, &search, round, body.stats, body.deadline_at).await?;
                 Ok(json!(NodeAnswer { part, asked: cov.asked, missing: cov.missing, stale: cov.stale }))
             }
         }
@@ -104,7 +105,7 @@ impl Node<'_> {
         let mut coverage = Coverage::default();
         if parts::needs_stats(&search, round.vector.is_some()) {
             let half = now.saturating_add(end.saturating_sub(now) / 2);
-            let (part, cov) = self.walk(body, &round, true, half).await?;
+            let (part, cov) = self.walk(body, &search, &round, true, half).await?;
             coverage = cov;
             if part.is_null() {
                 // No shard answered in time: nothing to rank by.
@@ -121,7 +122,7 @@ impl Node<'_> {
         // `auto` without statistics (a listing, or semantic) runs as asked.
         let mode = if mode == crate::core::longterm::Mode::Auto { crate::core::longterm::Mode::Keyword } else { mode };
         round.mode = Some(mode.as_str().to_owned());
-        let (part, cov) = self.walk(body, &round, false, end).await?;
+        let (part, cov) = self.walk(body, &search, &round, false, end).await?;
         // A shard missing in either round is missing from the answer.
         let first = std::mem::take(&mut coverage);
         coverage.asked = cov.asked.clone();
@@ -137,7 +138,7 @@ impl Node<'_> {
 
     /// The root's answer: the merged part ranked, user ids opened, and what
     /// it covers; a stale map anywhere makes it `shard_moved` instead.
-    fn answer(&self, search: &crate::api::longterm::SearchBody, round: &Round, merged: &CandPart, coverage: Coverage) -> Result<Value> {
+    fn answer(&self, search: &SearchBody, round: &Round, merged: &CandPart, coverage: Coverage) -> Result<Value> {
         if coverage.stale {
             return Err(Error::ShardMoved { epoch: self.routed.epoch });
         }
@@ -151,18 +152,16 @@ impl Node<'_> {
 
     /// This subtree's part of one round by `deadline`: this shard's own,
     /// merged with each child's that answered in time; null when none did.
-    async fn walk(&self, body: &NodeBody, round: &Round, stats: bool, deadline: Millis) -> Result<(Value, Coverage)> {
+    async fn walk(&self, body: &NodeBody, search: &SearchBody, round: &Round, stats: bool, deadline: Millis) -> Result<(Value, Coverage)> {
         let children = &body.tree.children;
         let child_deadline = fanout::child_deadline(deadline, (self.now)());
         let calls = children.iter().map(|child| self.child(body, child, round, stats, child_deadline));
         let own = async {
             self.slow().await;
             if stats {
-                let search = parts::parse_body(self.store, &body.search)?;
-                parts::stats_part(self.store, &search).await.map(|p| json!(p))
+                parts::stats_part(self.store, search).await.map(|p| json!(p))
             } else {
-                let search = parts::parse_body(self.store, &body.search)?;
-                parts::candidates_part(self.store, &search, round).await.map(|p| json!(p))
+                parts::candidates_part(self.store, search, round).await.map(|p| json!(p))
             }
         };
         // This shard's own part races the deadline too: one that waits (on
@@ -200,13 +199,12 @@ impl Node<'_> {
         if got.is_empty() {
             return Ok((Value::Null, coverage));
         }
-        let search = parts::parse_body(self.store, &body.search)?;
         let part = if stats {
             let ps: Vec<StatsPart> = got.into_iter().map(serde_json::from_value).collect::<std::result::Result<_, _>>().map_err(|e| Error::Internal { detail: format!("statistics part: {e}") })?;
             json!(StatsPart::merge(&ps)?)
         } else {
             let ps: Vec<CandPart> = got.into_iter().map(serde_json::from_value).collect::<std::result::Result<_, _>>().map_err(|e| Error::Internal { detail: format!("candidates part: {e}") })?;
-            json!(parts::merge_parts(&search, round, ps)?)
+            json!(parts::merge_parts(search, round, ps)?)
         };
         Ok((part, coverage))
     }

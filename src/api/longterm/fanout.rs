@@ -254,12 +254,10 @@ pub fn merge_parts(body: &SearchBody, round: &Round, parts: Vec<CandPart>) -> Re
     out.vector.truncate(depth);
     if search::is_browse(&req) && !out.browse.is_empty() {
         let (ids, r) = rank_part(&first_page(&req), &out, mode, round.now)?;
-        let top: HashSet<&str> = r.hits.iter().filter_map(|h| ids.get(h.key as usize).copied()).collect();
-        let top: HashSet<String> = top.into_iter().map(str::to_owned).collect();
+        let top: HashSet<String> = r.hits.iter().filter_map(|h| ids.get(h.key as usize).map(|id| (*id).to_owned())).collect();
         out.browse.retain(|(_, id)| top.contains(id));
     }
-    let kept: HashSet<&str> = out.browse.iter().map(|b| b.1.as_str()).chain(out.keyword.iter().map(|k| k.0.as_str())).chain(out.vector.iter().map(|v| v.0.as_str())).collect();
-    let kept: HashSet<String> = kept.into_iter().map(str::to_owned).collect();
+    let kept: HashSet<String> = out.browse.iter().map(|b| &b.1).chain(out.keyword.iter().map(|k| &k.0)).chain(out.vector.iter().map(|v| &v.0)).cloned().collect();
     out.records.retain(|id, _| kept.contains(id));
     Ok(out)
 }
