@@ -27,7 +27,7 @@ pub use subscription::{resync_notice, Offer, Subscription, CLOSE_SLOW_CONSUMER};
 
 /// Every event kind, `area.verb`. The list is closed: `index.d.ts` and the
 /// `kinds` filter are checked against it.
-pub const KINDS: [&str; 49] = [
+pub const KINDS: [&str; 51] = [
     "working_memory.updated",
     "working_memory.created",
     "working_memory.appended",
@@ -77,6 +77,8 @@ pub const KINDS: [&str; 49] = [
     "summary_view.deleted",
     "summary_view.refreshed",
     "task.updated",
+    "shard.moved_in",
+    "shard.moved_out",
 ];
 
 /// One change. `key` names the thing changed (a session, agent, account,
@@ -174,6 +176,8 @@ pub fn event_of(seq: u64, entry: &LogEntry) -> FeedEvent {
             SummaryViewOp::Task { task } => e("task.updated", &task.id),
             SummaryViewOp::Store { view_id, partitions, task, .. } => e("summary_view.refreshed", view_id).many(task.iter().map(|t| t.id.as_str())).counted(partitions.len()),
         },
+        Op::MoveIn { move_id, items, remove, .. } => e("shard.moved_in", &move_id.to_string()).counted(items.len() + remove.len()),
+        Op::MoveOut { keys } => e("shard.moved_out", "").counted(keys.len()),
         Op::Service(s) => match s {
             ServiceOp::Register { service, .. } => e("service_cache.registered", service),
             ServiceOp::Put { agent_id, service, written: false, .. } => e("service_cache.refreshed", agent_id).many([service.as_str()].into_iter()),

@@ -118,8 +118,28 @@ limits! {
     /// answers `upstream_timeout`: a root too busy to answer at all.
     pub const SHARD_FANOUT_ROOT_GRACE_MS: u64 = 250;
     /// Retries of a request answered `shard_moved`, each after the front
-    /// refreshed its map.
-    pub const SHARD_MOVED_RETRIES_MAX: usize = 3;
+    /// refreshed its map and waited its backoff: a split's fence holds
+    /// writes to the buckets it moves for a moment, and they go through
+    /// after it.
+    pub const SHARD_MOVED_RETRIES_MAX: usize = 6;
+    /// The first `shard_moved` retry's wait, in milliseconds; each next
+    /// one waits twice as long (10 + 20 + ... + 320: 630 ms in all).
+    pub const SHARD_MOVED_BACKOFF_MS: u64 = 10;
+    /// Items (sessions, records) one batch of a split carries to the new
+    /// shard, and keys one collection drops at the old one.
+    pub const SHARD_MOVE_BATCH_ITEMS_MAX: usize = 200;
+    /// Rounds of catching up a split makes before it fences writes: each
+    /// round copies what changed during the last one.
+    pub const SHARD_MOVE_SYNC_ROUNDS_MAX: usize = 4;
+    /// A split fences writes once a catch-up round finds at most this many
+    /// items changed (or after its last round): the fence then lasts one
+    /// small round.
+    pub const SHARD_MOVE_FENCE_LAG_ITEMS: usize = 64;
+    /// Records a shard holds before it asks its directory to split it (a
+    /// deployment may set a lower `EDGEMEM_SHARD_SPLIT_RECORDS`). From the
+    /// 64 MB budget per shard: 100,000 records of 384 int8 dimensions
+    /// peaked at 185 MB while building, so about a quarter of that fits.
+    pub const SHARD_SPLIT_RECORDS: usize = 25_000;
     /// How long the front Worker trusts a tenant's cached shard map, in
     /// milliseconds, before asking the tenant's directory again (a stale map
     /// costs a `shard_moved` retry, never a wrong answer).

@@ -311,6 +311,8 @@ impl Import {
             privacy: take("privacy", privacy)?,
             extraction: take("extraction", extraction)?,
             summary_views: take("summary_views", summary_views)?,
+            // A split's watermarks are a shard's own, never exported.
+            moves_in: BTreeMap::new(),
         };
         // A snapshot load's checks, reported as the input's fault.
         Engine::from_v1(v1).map_err(|e| match e {

@@ -82,6 +82,33 @@ impl HistoryState {
         self.tool_caches.remove(session_id);
     }
 
+    /// A session's archive and tool cache, as a split moves them.
+    pub(super) fn session_part(&self, session_id: &str) -> (Vec<Message>, Option<ToolCache>) {
+        (self.archived.get(session_id).cloned().unwrap_or_default(), self.tool_caches.get(session_id).cloned())
+    }
+
+    /// Sets a session's archive and tool cache (a split's batch).
+    pub(super) fn set_session_part(&mut self, session_id: &str, archived: Vec<Message>, cache: Option<ToolCache>) {
+        self.forget_session(session_id);
+        if !archived.is_empty() {
+            self.archived.insert(session_id.to_owned(), archived);
+        }
+        if let Some(c) = cache.filter(|c| !c.is_empty()) {
+            self.tool_caches.insert(session_id.to_owned(), c);
+        }
+    }
+
+    /// The tool TTL table every shard of a tenant keeps.
+    pub(super) fn tool_ttls(&self) -> &BTreeMap<String, u64> {
+        &self.tool_ttls
+    }
+
+    pub(super) fn set_tool_ttls(&mut self, ttls: BTreeMap<String, u64>) -> Result<()> {
+        check_ttls(&ttls)?;
+        self.tool_ttls = ttls;
+        Ok(())
+    }
+
     pub(super) fn sweep_tool_caches(&mut self, now: Millis) {
         for cache in self.tool_caches.values_mut() {
             cache.sweep(now);

@@ -27,6 +27,7 @@ use crate::core::time::Millis;
 mod extraction;
 mod history;
 pub mod export;
+pub mod moves;
 mod snapshot;
 // A child of the engine, not a sibling: it builds engine ops and states, and
 // the engine calls it on load, so as siblings the two would depend on each other.
@@ -104,6 +105,14 @@ pub enum Op {
     Extraction(ExtractionOp),
     /// Summary views, their stored results and their tasks.
     SummaryView(SummaryViewOp),
+    /// A split's batch into its new shard (see [`moves`]): `items` replace
+    /// what this state holds under their keys, `remove` keys are dropped;
+    /// applied once per `(move_id, seq)`, a batch at or below the move's
+    /// watermark being a no-op. `embedder` names the records' embedder.
+    MoveIn { move_id: u64, seq: u64, items: Vec<moves::MoveItem>, remove: Vec<String>, embedder: Option<String> },
+    /// A split's collection at its old shard: the items under `keys` are
+    /// dropped, the new shard owning them now.
+    MoveOut { keys: Vec<String> },
 }
 
 /// What an applied op did.
@@ -130,6 +139,9 @@ pub enum Applied {
     ConsentRevoked { user_id: String, had_consent: bool, memories: usize, episodes: usize, histories: usize },
     Extracted(Committed),
     SummaryView(SummaryViewApplied),
+    /// A move batch or collection: whether it applied (a batch already
+    /// applied is not), items put and removed.
+    Moved { applied: bool, items: usize, removed: usize },
 }
 
 /// What one append added to a session.
@@ -179,6 +191,8 @@ pub struct Engine {
     /// Extraction watermarks by session id; one goes with its session.
     extraction: BTreeMap<String, Watermark>,
     summary_views: SummaryViews,
+    /// Splits moving state in: the last batch applied, by move id.
+    moves_in: BTreeMap<u64, u64>,
 }
 
 impl Engine {
@@ -339,6 +353,8 @@ impl Engine {
                 Applied::Extracted(committed)
             }
             Op::SummaryView(op) => Applied::SummaryView(self.summary_views.apply(op)?),
+            Op::MoveIn { move_id, seq, items, remove, embedder } => self.move_in(*move_id, *seq, items, remove, embedder.as_deref())?,
+            Op::MoveOut { keys } => self.move_out_all(keys)?,
             Op::EpisodesConfigure { config } => Applied::EpisodesDropped { count: self.episodes.configure(*config)? },
             Op::EpisodesExpire => Applied::EpisodesDropped { count: self.episodes.expire(now) },
             Op::Service(op) => Applied::Service(self.services.apply(op, now)?),
@@ -507,3 +523,5 @@ fn episode_of_user(e: &Episode, user_id: &str, sessions: &BTreeSet<&str>) -> boo
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod moves_tests;

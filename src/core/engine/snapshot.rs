@@ -40,6 +40,9 @@ pub(super) struct SnapshotV1 {
     /// Added within schema v1 (issue 14), default: no view, no task.
     #[serde(default)]
     pub(super) summary_views: SummaryViews,
+    /// Added within schema v1 (issue 21), default: no split moved state in.
+    #[serde(default)]
+    pub(super) moves_in: BTreeMap<u64, u64>,
 }
 
 /// [`SnapshotV1`] borrowed from a live engine: the same bytes, fewer copies
@@ -58,6 +61,7 @@ struct SnapshotV1Ref<'a> {
     privacy: &'a Privacy,
     extraction: &'a BTreeMap<String, Watermark>,
     summary_views: &'a SummaryViews,
+    moves_in: &'a BTreeMap<u64, u64>,
 }
 
 impl Engine {
@@ -76,6 +80,7 @@ impl Engine {
             privacy: &self.privacy,
             extraction: &self.extraction,
             summary_views: &self.summary_views,
+            moves_in: &self.moves_in,
         };
         // Positional, like log records: structs as arrays, no field names
         // (the ledger's transfers were 232 bytes each with names). A
@@ -96,7 +101,7 @@ impl Engine {
             SCHEMA_VERSION => crate::core::msgpack::from_slice(body).map_err(|e| Error::SnapshotCorrupt { reason: format!("body: {e}") })?,
             older => {
                 let (last_seq, sessions) = migrate::snapshot_to_current(older, body)?;
-                SnapshotV1 { last_seq, sessions, ledger: LedgerSnapshot::default(), history: HistoryState::default(), longterm: LongTermSnapshot::default(), episodes: EpisodicLog::default(), services: ServiceCache::default(), agent_state: AgentState::default(), decisions: BTreeMap::new(), privacy: Privacy::default(), extraction: BTreeMap::new(), summary_views: SummaryViews::default() }
+                SnapshotV1 { last_seq, sessions, ledger: LedgerSnapshot::default(), history: HistoryState::default(), longterm: LongTermSnapshot::default(), episodes: EpisodicLog::default(), services: ServiceCache::default(), agent_state: AgentState::default(), decisions: BTreeMap::new(), privacy: Privacy::default(), extraction: BTreeMap::new(), summary_views: SummaryViews::default(), moves_in: BTreeMap::new() }
             }
         };
         Engine::from_v1(v1)
@@ -139,6 +144,7 @@ impl Engine {
         engine.extraction = v1.extraction;
         v1.summary_views.validate().map_err(|e| Error::SnapshotCorrupt { reason: format!("summary views: {e}") })?;
         engine.summary_views = v1.summary_views;
+        engine.moves_in = v1.moves_in;
         Ok(engine)
     }
 }

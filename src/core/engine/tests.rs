@@ -257,6 +257,7 @@ fn owned_snapshot(e: &Engine) -> SnapshotV1 {
         privacy: e.privacy.clone(),
         extraction: e.extraction.clone(),
         summary_views: e.summary_views.clone(),
+        moves_in: e.moves_in.clone(),
     }
 }
 

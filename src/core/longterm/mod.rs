@@ -13,6 +13,7 @@ mod context;
 pub mod explain;
 pub mod external;
 pub mod facts;
+mod moves;
 #[cfg(test)]
 mod facts_tests;
 pub mod reembed;

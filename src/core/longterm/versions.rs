@@ -219,6 +219,35 @@ impl Histories {
         ids.len()
     }
 
+    /// Drops `id`'s history with its bodies; answers it.
+    pub(super) fn take(&mut self, id: &str) -> Option<Vec<Version>> {
+        let mut history = self.by_id.remove(id)?;
+        if let Some(last) = history.last() {
+            self.gone.remove(&(last.ts, id.to_owned()));
+        }
+        for v in history.iter_mut() {
+            if let Some(bytes) = v.body.as_ref().and_then(|_| self.bodies.remove(&(v.ts, id.to_owned(), v.version))) {
+                self.body_bytes -= bytes;
+            }
+        }
+        Some(history)
+    }
+
+    /// Sets `id`'s history to `versions` (checked as a snapshot's are),
+    /// replacing any it had; `live`: whether its record exists. Then the
+    /// pruning rule applies, as after any change.
+    pub(super) fn replace(&mut self, id: &str, versions: Vec<Version>, live: bool) -> Result<()> {
+        let mut one = Histories::from_snapshot(vec![(id.to_owned(), versions)], |_| live)?;
+        self.take(id);
+        let Some(history) = one.by_id.remove(id) else { return Ok(()) };
+        self.bodies.append(&mut one.bodies);
+        self.body_bytes += one.body_bytes;
+        self.gone.append(&mut one.gone);
+        self.by_id.insert(id.to_owned(), history);
+        self.prune(id);
+        Ok(())
+    }
+
     /// The snapshot form.
     pub fn to_snapshot(&self) -> Vec<(String, Vec<Version>)> {
         self.by_id.iter().map(|(id, h)| (id.clone(), h.clone())).collect()

@@ -66,13 +66,18 @@ pub struct ShardMap {
     /// them)`, ascending by first bucket, the first at bucket 0; a run ends
     /// where the next begins.
     runs: Vec<(Bucket, ShardId, u64)>,
+    /// `(shard, epoch)`: the last epoch at which a shard gave buckets away,
+    /// ascending by shard. A fan-out routed before it would miss what the
+    /// shard gave away, so the shard refuses it ([`ShardMap::check_shard`]).
+    #[serde(default)]
+    lost: Vec<(ShardId, u64)>,
 }
 
 impl ShardMap {
     /// One shard owning every bucket: the default, which behaves exactly
     /// like an unsharded tenant.
     pub fn single() -> ShardMap {
-        ShardMap { epoch: 1, runs: vec![(0, 0, 1)] }
+        ShardMap { epoch: 1, runs: vec![(0, 0, 1)], lost: Vec::new() }
     }
 
     /// `shards` shards (1..=[`limits::SHARDS_MAX`]) owning equal runs of
@@ -83,7 +88,7 @@ impl ShardMap {
             return Err(Error::invalid("shards", format!("must be 1 to {}", limits::SHARDS_MAX)));
         }
         let runs = (0..shards).map(|i| ((i * limits::SHARD_BUCKETS / shards) as Bucket, i as ShardId, 1)).collect();
-        let map = ShardMap { epoch: 1, runs };
+        let map = ShardMap { epoch: 1, runs, lost: Vec::new() };
         map.validate()?;
         Ok(map)
     }
@@ -102,6 +107,9 @@ impl ShardMap {
         }
         if self.runs.iter().any(|r| r.2 == 0 || r.2 > self.epoch) {
             return bad("a run's epoch must be between 1 and the map's");
+        }
+        if self.lost.windows(2).any(|w| w[0].0 >= w[1].0) || self.lost.iter().any(|l| l.1 > self.epoch || l.0 as usize >= limits::SHARDS_MAX) {
+            return bad("losses must ascend by shard, at epochs of the map");
         }
         Ok(())
     }
@@ -149,14 +157,28 @@ impl ShardMap {
 
     /// A request routed under a map at `epoch` to `shard` for everything it
     /// holds (a fan-out's part), checked against this map: refused with
-    /// `shard_moved` unless `shard` owns some bucket and owned every one of
-    /// them at that epoch already.
+    /// `shard_moved` unless `shard` owns some bucket, owned every one of
+    /// them at that epoch already, and has given none away since.
     pub fn check_shard(&self, epoch: u64, shard: ShardId) -> Result<()> {
         let mut owned = self.runs.iter().filter(|r| r.1 == shard).peekable();
-        if owned.peek().is_none() || owned.any(|r| epoch < r.2) {
+        let lost_since = self.lost.iter().any(|l| l.0 == shard && epoch < l.1);
+        if owned.peek().is_none() || owned.any(|r| epoch < r.2) || lost_since {
             return Err(Error::ShardMoved { epoch: self.epoch });
         }
         Ok(())
+    }
+
+    /// The buckets `shard` owns, ascending.
+    pub fn buckets_of(&self, shard: ShardId) -> Vec<Bucket> {
+        self.ranges().filter(|r| r.2 == shard).flat_map(|r| r.0..r.1).collect()
+    }
+
+    /// A shard id no map of this tenant used yet: one past the highest in
+    /// use or ever given away (ids are never reused, so a name is never
+    /// taken by a second object).
+    pub fn next_shard(&self) -> Option<ShardId> {
+        let highest = self.runs.iter().map(|r| r.1).chain(self.lost.iter().map(|l| l.0)).max().unwrap_or(0);
+        highest.checked_add(1).filter(|&n| (n as usize) < limits::SHARDS_MAX)
     }
 
     /// The map after `shard` hands the upper half of its buckets (by count)
@@ -195,7 +217,10 @@ impl ShardMap {
                 runs.push(run);
             }
         }
-        let map = ShardMap { epoch, runs };
+        let mut lost: Vec<(ShardId, u64)> = self.lost.iter().copied().filter(|l| l.0 != shard).collect();
+        lost.push((shard, epoch));
+        lost.sort_unstable();
+        let map = ShardMap { epoch, runs, lost };
         map.validate()?;
         Ok(map)
     }

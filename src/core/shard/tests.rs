@@ -258,9 +258,28 @@ fn a_split_leaves_the_other_shards_serving_older_maps_and_fences_the_moved_runs(
         next.check_shard(1, s).unwrap();
         next.check_shard(2, s).unwrap();
     }
-    // The shard that gave buckets away owns the rest since epoch 1 still;
-    // the new one only from epoch 2.
-    next.check_shard(1, 1).unwrap();
+    // The shard that gave buckets away still owns the rest since epoch 1,
+    // so a request for one of them routed under either map is served; but
+    // a fan-out routed under the old map would miss what it gave away.
+    let kept = next.buckets_of(1)[0];
+    next.check(1, 1, kept).unwrap();
+    assert!(matches!(next.check_shard(1, 1), Err(Error::ShardMoved { epoch: 2 })));
+    next.check_shard(2, 1).unwrap();
+    // The new shard owns its buckets only from epoch 2.
     assert!(next.check_shard(1, 4).is_err());
     next.check_shard(2, 4).unwrap();
+    // Half of shard 1's buckets moved, and every one has one owner.
+    assert_eq!(next.buckets_of(1).len() + next.buckets_of(4).len(), map.buckets_of(1).len());
+    assert_eq!(next.buckets_of(4).len(), map.buckets_of(1).len() / 2 + map.buckets_of(1).len() % 2);
+    // Shard ids are never reused.
+    assert_eq!(map.next_shard(), Some(4));
+    assert_eq!(next.next_shard(), Some(5));
+    let again = next.split(4, 5).unwrap();
+    assert_eq!(again.next_shard(), Some(6));
+    // The map survives JSON, losses included, and a map from before losses loads.
+    let back: ShardMap = serde_json::from_str(&serde_json::to_string(&again).unwrap()).unwrap();
+    assert_eq!(back, again);
+    back.validate().unwrap();
+    let old: ShardMap = serde_json::from_str(r#"{"epoch":1,"runs":[[0,0,1]]}"#).unwrap();
+    assert_eq!(old, ShardMap::single());
 }
