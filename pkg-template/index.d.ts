@@ -128,7 +128,13 @@ export const LIMITS: {
   readonly SHARD_FANOUT_DEADLINE_MS_MAX: 30000;
   readonly SHARD_FANOUT_HOP_MARGIN_MS: 25;
   readonly SHARD_FANOUT_ROOT_GRACE_MS: 250;
-  readonly SHARD_MOVED_RETRIES_MAX: 3;
+  readonly SHARD_MOVED_RETRIES_MAX: 6;
+  readonly SHARD_MOVED_BACKOFF_MS: 10;
+  readonly SHARD_MOVE_BATCH_ITEMS_MAX: 200;
+  readonly SHARD_MOVE_SYNC_ROUNDS_MAX: 4;
+  readonly SHARD_MOVE_FENCE_LAG_ITEMS: 64;
+  readonly SHARD_SPLIT_RECORDS: 25000;
+  readonly SHARD_ADMIN_IDS_MAX: 10000;
   readonly SHARD_MAP_CACHE_TTL_MS: 60000;
   readonly SHARD_MAP_CACHE_ENTRIES_MAX: 1024;
   readonly SHARD_SESSION_LIST_DEPTH_MAX: 1000;
@@ -906,7 +912,9 @@ export type FeedKind =
   | "summary_view.created"
   | "summary_view.deleted"
   | "summary_view.refreshed"
-  | "task.updated";
+  | "task.updated"
+  | "shard.moved_in"
+  | "shard.moved_out";
 // </generated FeedKind>
 
 /** One committed change: ids and counts, never bodies. */

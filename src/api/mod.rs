@@ -19,6 +19,7 @@ pub mod history;
 pub mod ledger;
 pub mod longterm;
 pub mod mcp;
+pub mod moves;
 // The OpenAPI document is built natively only (tests/openapi.rs writes it).
 #[cfg(not(target_arch = "wasm32"))]
 pub mod openapi;

@@ -116,6 +116,8 @@ pub const ROUTES: &[Route] = &[
     w("budget/build", &[("POST", Read)]),
     w("snapshots/publish", &[("POST", Admin)]),
     w("admin/keys", &[("GET", Admin), ("POST", Admin)]),
+    w("admin/shards", &[("GET", Admin)]),
+    w("admin/shards/split", &[("POST", Admin)]),
     w("admin/keys/{}", &[("GET", Admin), ("DELETE", Admin)]),
     w("admin/keys/{}/rotate", &[("POST", Admin)]),
     w("admin/keys/{}/revoke", &[("POST", Admin)]),

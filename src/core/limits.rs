@@ -140,6 +140,8 @@ limits! {
     /// 64 MB budget per shard: 100,000 records of 384 int8 dimensions
     /// peaked at 185 MB while building, so about a quarter of that fits.
     pub const SHARD_SPLIT_RECORDS: usize = 25_000;
+    /// Record ids one shard lists in `GET /v1/admin/shards?ids=true`.
+    pub const SHARD_ADMIN_IDS_MAX: usize = 10_000;
     /// How long the front Worker trusts a tenant's cached shard map, in
     /// milliseconds, before asking the tenant's directory again (a stale map
     /// costs a `shard_moved` retry, never a wrong answer).

@@ -173,6 +173,10 @@ pub async fn front(req: &mut Request, env: &Env) -> R<Response> {
     tenancy::check_depth(&body)?;
     let query = api::parse_query(url.query().unwrap_or(""));
 
+    if path.starts_with("/v1/admin/shards") {
+        let v = super::shard::admin(env, settings.dev, &principal, method.as_ref(), &path, &query, &body).await?;
+        return super::json_response(api::Response { status: 200, body: v, raw: None, content_type: None }).map_err(w);
+    }
     if path.starts_with("/v1/admin/") {
         let v = auth::admin_route(env, &principal, method.as_ref(), &path, &query, &body, encryption.as_deref(), now).await?;
         return super::json_response(api::Response { status: 200, body: v, raw: None, content_type: None }).map_err(w);
@@ -312,7 +316,7 @@ pub(super) async fn dispatch(env: &Env, settings: &auth::Settings, principal: &P
         }
         Some(initial) => {
             let forward = Forward { method: method.clone(), url: url.clone(), query, body, bound: None, pass: Vec::new() };
-            Box::pin(shard::dispatch(shard::Sharded { env, settings, tenant: object_name.clone(), forward, base, initial, now })).await?
+            Box::pin(shard::dispatch(shard::Sharded { env, settings, tenant: object_name.clone(), forward, base, initial, now, write: true })).await?
         }
     };
     let status = resp.status_code();

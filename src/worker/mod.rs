@@ -220,6 +220,12 @@ pub struct MemoryObject {
     /// Records inserted from this key on have not been checked for a
     /// bucket this shard does not own ([`shard::hand_over`]).
     hand_over_from: Cell<u64>,
+    /// A split's fence on this shard, once read ([`shard::split::fence`]).
+    shard_fence: RefCell<Option<Option<shard::split::Fence>>>,
+    /// In a tenant's directory object: one split runs at a time.
+    split_lock: Mutex<()>,
+    /// When this shard last asked its directory for a split.
+    split_asked: Cell<Millis>,
 }
 
 impl MemoryObject {
@@ -313,10 +319,21 @@ impl MemoryObject {
             let v = shard::serve_held(&self.state, self.meter.clone()).await?;
             return json_response(api::Response { status: 200, body: v, raw: None, content_type: None }).map_err(w);
         }
+        if url.path() == shard::split::SPLIT_PATH || url.path() == shard::split::STATUS_PATH {
+            let body = req.bytes().await.map_err(w)?;
+            let v = if url.path() == shard::split::STATUS_PATH {
+                shard::split::status(&self.state).await?
+            } else {
+                let dev = env_string(&self.env, "EDGEMEM_DEV_MODE").as_deref() == Some("1");
+                let fault = env_string(&self.env, "EDGEMEM_TEST_FAULT").filter(|_| dev);
+                shard::split::serve_split(&self.state, &self.env, &self.split_lock, &body, now_ms(), fault).await?
+            };
+            return json_response(api::Response { status: 200, body: v, raw: None, content_type: None }).map_err(w);
+        }
         // A shard checks what the front routed by before it opens anything.
         let routed = shard::Routed::from_request(req)?;
         if let Some(r) = &routed {
-            shard::admit(&self.env, &self.shard_map, r).await?;
+            shard::admit(&self.env, &self.state, &self.shard_fence, &self.shard_map, r).await?;
             let me = shard::ShardSelf { tenant: r.tenant.clone(), shard: r.shard, namespace: req.headers().get(NAMESPACE_HEADER).map_err(w)?, dev: req.headers().get(DEV_HEADER).map_err(w)?.as_deref() == Some("1") };
             shard::remember_self(&self.state, &self.shard_self, me).await?;
         } else if shard::internal(&url) {
@@ -343,6 +360,12 @@ impl MemoryObject {
         self.privacy_key(&store, namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE), dev)?;
         let actor = req.headers().get(KEY_ID_HEADER).map_err(w)?.unwrap_or_else(|| "operator".to_owned());
         let body = req.bytes().await.map_err(w)?;
+        if let (Some(_), Some(step)) = (&routed, url.path().strip_prefix(shard::split::MOVE_PATH)) {
+            let v = shard::split::serve_move(&self.state, &store, &self.shard_fence, &self.shard_map, step, &body, now_ms()).await?;
+            // A move rewrote state: the alarm (TTLs, extraction) follows it.
+            self.schedule(api::next_wake(&store, now_ms()).await?).await?;
+            return json_response(api::Response { status: 200, body: v, raw: None, content_type: None }).map_err(w);
+        }
         if let (Some(routed), shard::FANOUT_PATH) = (&routed, url.path()) {
             let node_body: fanout::NodeBody = api::parse_json(&body)?;
             let mut pass = Vec::new();
@@ -414,6 +437,7 @@ impl MemoryObject {
         if routed.is_some() && method != Method::Get && resp.status == 200 {
             let keys: Vec<(String, String)> = req.headers().get(crate::core::auth::ENCRYPTION_KEY_HEADER).map_err(w)?.map(|k| (crate::core::auth::ENCRYPTION_KEY_HEADER.to_owned(), k)).into_iter().collect();
             Box::pin(self.hand_over(&store, &keys)).await;
+            self.maybe_split(&store).await;
         }
         let out = json_response(resp).map_err(w)?;
         // This request's share, exact when requests do not overlap (they
@@ -435,6 +459,16 @@ impl MemoryObject {
             Ok(next) => self.hand_over_from.set(next),
             Err(e) => worker::console_error!("edgemem: shard {} of {} could not hand records over: {e}", me.shard, me.tenant),
         }
+    }
+
+    /// Asks the directory for a split once this shard holds more records
+    /// than its threshold (`EDGEMEM_SHARD_SPLIT_RECORDS`, default
+    /// [`limits::SHARD_SPLIT_RECORDS`]). Best effort, like the hand-over.
+    async fn maybe_split(&self, store: &DoStore) {
+        let Ok(Some(me)) = shard::known_self(&self.state, &self.shard_self).await else { return };
+        let threshold = env_u64(&self.env, "EDGEMEM_SHARD_SPLIT_RECORDS", limits::SHARD_SPLIT_RECORDS as u64, limits::LTM_RECORDS_MAX as u64).unwrap_or(limits::SHARD_SPLIT_RECORDS as u64) as usize;
+        let Ok((records, _)) = api::moves::held(store).await else { return };
+        shard::split::maybe_ask(&self.env, &me, records, threshold, &self.split_asked, now_ms()).await;
     }
 
     /// Derives this tenant's privacy key from `EDGEMEM_PRIVACY_KEY` once (the
@@ -501,7 +535,7 @@ async fn publish_to(store: &DoStore, kv: KvBackend, config: &StoreConfig) -> Res
 impl DurableObject for MemoryObject {
     fn new(state: State, env: Env) -> Self {
         let state = Rc::new(state);
-        MemoryObject { hub: Rc::new(feed::Hub::new(state.clone())), state, env, store: Mutex::new(None), wake_due: Cell::new(false), keys: auth::KeyDirectory::default(), alarm_at: Cell::new(None), meter: Rc::new(sql::Meter::default()), wiped: Rc::new(Cell::new(false)), shard_map: RefCell::new(None), map_lock: Mutex::new(()), shard_self: RefCell::new(None), hand_over_from: Cell::new(0) }
+        MemoryObject { hub: Rc::new(feed::Hub::new(state.clone())), state, env, store: Mutex::new(None), wake_due: Cell::new(false), keys: auth::KeyDirectory::default(), alarm_at: Cell::new(None), meter: Rc::new(sql::Meter::default()), wiped: Rc::new(Cell::new(false)), shard_map: RefCell::new(None), map_lock: Mutex::new(()), shard_self: RefCell::new(None), hand_over_from: Cell::new(0), shard_fence: RefCell::new(None), split_lock: Mutex::new(()), split_asked: Cell::new(0) }
     }
 
     async fn fetch(&self, mut req: Request) -> WResult<Response> {
@@ -527,6 +561,25 @@ impl DurableObject for MemoryObject {
     }
 
     async fn alarm(&self) -> WResult<Response> {
+        // A tenant's directory: a split to run, or to run again after a crash.
+        match shard::split::on_alarm(&self.state, &self.env, &self.split_lock, now_ms()).await {
+            Ok(Some(_)) => return Response::ok("split"),
+            Ok(None) => {}
+            Err(e) => {
+                worker::console_error!("edgemem: a split stopped, retried soon: {e}");
+                let at = now_ms() + shard::split::RETRY_MS;
+                let _ = self.state.storage().set_alarm(worker::ScheduledTime::new(js_sys::Date::new(&(at as f64).into()))).await;
+                return Response::ok("split deferred");
+            }
+        }
+        // A fenced shard waits for its split's release: no expiry or
+        // extraction on buckets that are moving.
+        if matches!(shard::split::fence(&self.state, &self.shard_fence).await, Ok(Some(_))) {
+            let at = now_ms() + shard::split::RETRY_MS;
+            self.alarm_at.set(Some(at));
+            let _ = self.state.storage().set_alarm(worker::ScheduledTime::new(js_sys::Date::new(&(at as f64).into()))).await;
+            return Response::ok("fenced");
+        }
         let run = async {
             // The key held in memory serves the alarm; without one, only a
             // plaintext tenant opens.

@@ -409,6 +409,40 @@ pub const KEY_ENCRYPTION_PUT: Op = Op {
 
 pub const KEY_ENCRYPTION_DELETE: Op = Op { route: "admin/keys/{}/encryption", method: "DELETE", summary: "Unbind an API key from its encryption key", path: P_KEY, query: &[], body: None, ok: &KEY };
 
+const SHARD_REPORT: S = Obj(
+    &[
+        req("move_id", Int(1, i64::MAX), "the epoch of the map after the split"),
+        req("from", Int(0, l::SHARDS_MAX as i64), "the shard that gave half its buckets"),
+        req("to", Int(1, l::SHARDS_MAX as i64), "the new shard (ids are never reused)"),
+        req("buckets_moved", Int(1, l::SHARD_BUCKETS as i64), ""),
+        req("items_copied", Int(0, i64::MAX), "sessions and records copied, over every round"),
+        req("rounds", Int(1, i64::MAX), "catch-up rounds, before and under the fence"),
+        req("split_ms", Int(0, i64::MAX), ""),
+        req("fence_ms", Nullable(&Int(0, i64::MAX)), "how long writes to the moving buckets were held"),
+    ],
+    true,
+);
+
+pub const SHARDS_GET: Op = Op {
+    route: "admin/shards",
+    method: "GET",
+    summary: "A sharded tenant's map, each shard's holdings, the split in progress and the last one (501 when sharding is off)",
+    path: &[],
+    query: &[opt("namespace", Id, "the tenant; default: the default namespace"), opt("ids", Bool, "list each shard's record ids too (at most SHARD_ADMIN_IDS_MAX)")],
+    body: None,
+    ok: &Obj(&[req("tenant", Id, ""), req("map", Map, "epoch and owner runs"), req("shards", Arr(&Map, l::SHARDS_MAX), "per shard: shard, buckets, records, sessions, fenced, ids"), opt("moving", Nullable(&Map), ""), opt("last_split", Nullable(&SHARD_REPORT), "")], true),
+};
+
+pub const SHARDS_SPLIT: Op = Op {
+    route: "admin/shards/split",
+    method: "POST",
+    summary: "Split a shard of a tenant now: half its buckets move to a new shard, writes to them held only for the last catch-up (the body may be omitted)",
+    path: &[],
+    query: &[opt("namespace", Id, "the tenant; default: the default namespace")],
+    body: Some(&Obj(&[opt("shard", Int(0, l::SHARDS_MAX as i64), "default: the shard owning the most buckets")], false)),
+    ok: &SHARD_REPORT,
+};
+
 const KEY_ID: S = Str(l::CRYPT_KEY_ID_BYTES_MAX);
 
 pub const ENCRYPTION_GET: Op = Op {

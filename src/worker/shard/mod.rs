@@ -29,9 +29,12 @@ use worker::{Env, Headers, Method, Request, RequestInit, Response};
 
 use super::{auth, front::Forward};
 
+mod admin;
 mod object;
 mod spans;
+pub mod split;
 
+pub use admin::admin;
 pub use object::{admit, hand_over, internal, known_self, remember_self, serve_held, serve_map, ShardSelf};
 pub use spans::PromptBody;
 use spans::{create, prompt, record, search, sessions};
@@ -76,6 +79,18 @@ pub struct Routed {
     /// Home's own state (the ledger, agents, settings): owned by no bucket.
     #[serde(default)]
     pub home: bool,
+    /// Whether it may write (a split's fence holds writes, not reads);
+    /// absent: taken to write.
+    #[serde(default = "yes")]
+    pub write: bool,
+    /// Sent to every shard alike (a setting, an erasure): a split's fence
+    /// holds it until the new shard is in the map.
+    #[serde(default)]
+    pub all: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl Routed {
@@ -95,7 +110,7 @@ pub fn object_name(tenant: &str, shard: ShardId) -> String {
     }
 }
 
-fn directory_name(tenant: &str) -> String {
+pub(super) fn directory_name(tenant: &str) -> String {
     format!("__d/{tenant}")
 }
 
@@ -215,6 +230,8 @@ pub(super) struct Sharded<'a> {
     pub base: Vec<(String, String)>,
     pub initial: usize,
     pub now: Millis,
+    /// Whether the request may write (see [`Routed::write`]); set by dispatch.
+    pub write: bool,
 }
 
 impl Sharded<'_> {
@@ -253,7 +270,7 @@ impl Sharded<'_> {
     }
 
     fn routed(&self, shard: ShardId, epoch: u64, buckets: Vec<Bucket>) -> Routed {
-        Routed { tenant: self.tenant.clone(), shard, epoch, buckets, home: false }
+        Routed { tenant: self.tenant.clone(), shard, epoch, buckets, home: false, write: self.write, all: false }
     }
 
     /// The request as it came, to `shard`.
@@ -281,7 +298,7 @@ impl Sharded<'_> {
 
 /// Serves a request for a sharded tenant: routed by its placement under
 /// the tenant's map, retried with a fresh map when a shard says it moved.
-pub(super) async fn dispatch(s: Sharded<'_>) -> Result<Response> {
+pub(super) async fn dispatch(mut s: Sharded<'_>) -> Result<Response> {
     let f = &s.forward;
     let path = f.url.path().to_owned();
     let routes::Match::Found { route, .. } = routes::lookup(f.method.as_ref(), &path) else { return Err(Error::not_found("route", path)) };
@@ -289,9 +306,16 @@ pub(super) async fn dispatch(s: Sharded<'_>) -> Result<Response> {
     if place == Placement::NotYet {
         return Err(Error::NotSharded { route: format!("{} /v1/{}", f.method.as_ref(), route.pattern) });
     }
+    let write = f.method != Method::Get && !matches!(place, Placement::Home | Placement::Search | Placement::Prompt);
+    s.write = write;
     let mut fresh = false;
     let mut epoch = 0;
     for attempt in 0..=limits::SHARD_MOVED_RETRIES_MAX {
+        if attempt > 0 {
+            // A split's fence holds writes for a moment: back off.
+            let wait = limits::SHARD_MOVED_BACKOFF_MS << (attempt - 1).min(16);
+            worker::Delay::from(std::time::Duration::from_millis(wait)).await;
+        }
         let map = map_for(s.env, &s.tenant, Some(s.initial), fresh, s.now).await?;
         epoch = map.epoch;
         // A test fault (dev mode): the first attempt routes under the map
@@ -322,7 +346,7 @@ async fn placed(s: &Sharded<'_>, place: Placement, route: &routes::Route, path: 
         Placement::Broadcast => {
             let mut home = None;
             for shard in map.shards() {
-                let a = s.pass(shard, &Routed { home: true, ..s.routed(shard, epoch, Vec::new()) }).await?;
+                let a = s.pass(shard, &Routed { home: true, all: true, ..s.routed(shard, epoch, Vec::new()) }).await?;
                 if !a.ok() {
                     return Ok(a);
                 }
@@ -359,7 +383,7 @@ async fn placed(s: &Sharded<'_>, place: Placement, route: &routes::Route, path: 
             let (mut memories, mut episodes) = (0u64, 0u64);
             let mut answer = None;
             for shard in map.shards() {
-                let a = s.pass(shard, &Routed { home: true, ..s.routed(shard, epoch, Vec::new()) }).await?;
+                let a = s.pass(shard, &Routed { home: true, all: true, ..s.routed(shard, epoch, Vec::new()) }).await?;
                 if !a.ok() {
                     return Ok(a);
                 }

@@ -42,9 +42,16 @@ pub async fn serve_map(state: &State, env: &Env, lock: &Mutex<()>, body: &[u8]) 
     Ok(json!(map))
 }
 
-/// A shard's check of a routed request against its own copy of the map,
-/// refreshed from the directory when the request knows a newer epoch.
-pub async fn admit(env: &Env, cache: &RefCell<Option<ShardMap>>, routed: &Routed) -> Result<()> {
+/// A shard's check of a routed request against its fence, if a split of
+/// its buckets is under way ([`super::split::fenced`]), and against its own
+/// copy of the map, refreshed from the directory when the request knows a
+/// newer epoch.
+pub async fn admit(env: &Env, state: &State, fence: &RefCell<Option<Option<super::split::Fence>>>, cache: &RefCell<Option<ShardMap>>, routed: &Routed) -> Result<()> {
+    if let Some(f) = super::split::fence(state, fence).await? {
+        if super::split::fenced(&f, routed) {
+            return Err(Error::ShardMoved { epoch: f.flip_epoch });
+        }
+    }
     if routed.home {
         return Ok(());
     }
@@ -130,7 +137,7 @@ pub async fn hand_over(env: &Env, store: &super::super::crypt::DoStore, me: &Sha
         let mut buckets: Vec<Bucket> = part.iter().map(|m| m.bucket).collect();
         buckets.sort_unstable();
         buckets.dedup();
-        let to = Routed { tenant: me.tenant.clone(), shard: owner, epoch: map.epoch, buckets, home: false };
+        let to = Routed { tenant: me.tenant.clone(), shard: owner, epoch: map.epoch, buckets, home: false, write: true, all: false };
         let mut headers: Vec<(String, String)> = keys.to_vec();
         headers.push((SHARD_HEADER.to_owned(), serde_json::to_string(&to).map_err(|e| Error::Internal { detail: e.to_string() })?));
         if let Some(ns) = &me.namespace {

@@ -1,0 +1,114 @@
+//! A shard's side of a split (issue 21), over its store: the digest of the
+//! moving buckets, their items, a batch moved in, and the collection of
+//! what moved out. The directory drives the split (`src/worker/shard/split.rs`);
+//! the state logic is [`crate::core::engine::moves`].
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use crate::core::engine::moves::{MoveItem, MoveSelect};
+use crate::core::engine::{Applied, Op};
+use crate::core::error::{Error, Result};
+use crate::core::limits;
+use crate::core::privacy::PseudonymKey;
+use crate::core::retrieval::record::MemoryRecord;
+use crate::core::shard::{bucket_of, record_bucket, Bucket};
+use crate::core::time::Millis;
+use crate::store::{Backend, Store};
+
+/// The moving buckets, as a set, with the key that opens sealed user ids
+/// (a record's bucket is its raw user id's).
+struct Moving {
+    set: Vec<bool>,
+    key: Option<PseudonymKey>,
+}
+
+impl Moving {
+    fn new<B: Backend>(store: &Store<B>, buckets: &[Bucket]) -> Result<Moving> {
+        let mut set = vec![false; limits::SHARD_BUCKETS];
+        for &b in buckets {
+            *set.get_mut(b as usize).ok_or_else(|| Error::invalid("buckets", format!("bucket {b} is out of range")))? = true;
+        }
+        Ok(Moving { set, key: store.with_privacy_key(|k| k.cloned()) })
+    }
+}
+
+impl MoveSelect for Moving {
+    fn session(&self, session_id: &str) -> bool {
+        self.set[bucket_of(session_id) as usize]
+    }
+
+    fn record(&self, r: &MemoryRecord) -> bool {
+        let user = r.user_id.as_deref().map(|u| self.key.as_ref().and_then(|k| k.open_user_id(u)).unwrap_or_else(|| u.to_owned()));
+        self.set[record_bucket(user.as_deref(), &r.id) as usize]
+    }
+}
+
+/// What the directory sends a shard for a step of a split.
+#[derive(Deserialize)]
+pub struct MoveBody {
+    pub move_id: u64,
+    #[serde(default)]
+    pub buckets: Vec<Bucket>,
+    #[serde(default)]
+    pub keys: Vec<String>,
+    #[serde(default)]
+    pub seq: u64,
+    #[serde(default)]
+    pub items: Vec<MoveItem>,
+    #[serde(default)]
+    pub remove: Vec<String>,
+    #[serde(default)]
+    pub embedder: Option<String>,
+}
+
+/// `{digest, watermark, embedder}`: the moving part's digest, the last
+/// batch of this move applied here, and the records' embedder.
+pub async fn digest<B: Backend>(store: &Store<B>, b: &MoveBody) -> Result<Value> {
+    let moving = Moving::new(store, &b.buckets)?;
+    let (digest, watermark, embedder) = store.read(|e| e.move_digest(&moving).map(|d| (d, e.move_watermark(b.move_id), e.longterm().embedder().map(str::to_owned)))).await??;
+    Ok(json!({ "digest": digest, "watermark": watermark, "embedder": embedder }))
+}
+
+/// `{items}`: the items under `keys` (at most a batch), those still here.
+pub async fn items<B: Backend>(store: &Store<B>, b: &MoveBody) -> Result<Value> {
+    if b.keys.len() > limits::SHARD_MOVE_BATCH_ITEMS_MAX {
+        return Err(Error::LimitExceeded { what: "keys in one move batch".into(), limit: limits::SHARD_MOVE_BATCH_ITEMS_MAX as u64 });
+    }
+    let items = store.read(|e| b.keys.iter().filter_map(|k| e.move_item(k).transpose()).collect::<Result<Vec<MoveItem>>>()).await??;
+    Ok(json!({ "items": items }))
+}
+
+/// Applies a batch (see [`Op::MoveIn`]); `{applied, watermark}`.
+pub async fn import<B: Backend>(store: &Store<B>, b: MoveBody, now: Millis) -> Result<Value> {
+    let (move_id, seq) = (b.move_id, b.seq);
+    let op = Op::MoveIn { move_id, seq, items: b.items, remove: b.remove, embedder: b.embedder };
+    let applied = matches!(store.apply(op, now).await?, Applied::Moved { applied: true, .. });
+    let watermark = store.read(|e| e.move_watermark(move_id)).await?;
+    Ok(json!({ "applied": applied, "watermark": watermark }))
+}
+
+/// Drops everything of the moving buckets, a batch per op; answers how
+/// many items went.
+pub async fn collect<B: Backend>(store: &Store<B>, buckets: &[Bucket], now: Millis) -> Result<usize> {
+    let moving = Moving::new(store, buckets)?;
+    let keys = store.read(|e| e.move_keys(&moving)).await?;
+    let mut removed = 0;
+    for batch in keys.chunks(limits::SHARD_MOVE_BATCH_ITEMS_MAX) {
+        if let Applied::Moved { removed: n, .. } = store.apply(Op::MoveOut { keys: batch.to_vec() }, now).await? {
+            removed += n;
+        }
+    }
+    Ok(removed)
+}
+
+/// How many long-term records and sessions this shard holds: what a
+/// split's threshold is measured on.
+pub async fn held<B: Backend>(store: &Store<B>) -> Result<(usize, usize)> {
+    store.read(|e| (e.longterm().len(), e.session_count())).await
+}
+
+/// The ids of the long-term records this shard holds, at most `max`.
+pub async fn record_ids<B: Backend>(store: &Store<B>, max: usize) -> Result<Vec<String>> {
+    store.read(|e| e.longterm().records().take(max).map(|r| r.id.clone()).collect()).await
+}

@@ -1,0 +1,78 @@
+//! `GET /v1/admin/shards` and `POST /v1/admin/shards/split`: a sharded
+//! tenant's map, its shards' holdings and the split in progress, and a
+//! split on request.
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+use worker::Env;
+
+use super::split::{step_call, SPLIT_PATH, STATUS_PATH};
+use super::{call, directory_name, initial_shards, map_for};
+use crate::api;
+use crate::core::auth::Principal;
+use crate::core::error::{Error, Result};
+use crate::core::limits;
+use crate::core::shard::ShardId;
+use crate::core::time::Millis;
+
+#[derive(Deserialize)]
+struct SplitRequest {
+    #[serde(default)]
+    shard: Option<ShardId>,
+}
+
+/// Serves the shard admin routes for `?namespace=` (default: the default
+/// tenant), which the principal must cover.
+pub async fn admin(env: &Env, dev: bool, principal: &Principal, method: &str, path: &str, query: &[(String, String)], body: &[u8]) -> Result<Value> {
+    let now: Millis = super::super::now_ms();
+    let Some(initial) = initial_shards(env)? else {
+        return Err(Error::NotSharded { route: "the shard admin routes: sharding is off in this deployment (EDGEMEM_SHARDS_INITIAL)".into() });
+    };
+    let param = |name: &str| query.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str());
+    let tenant = param("namespace").unwrap_or(super::super::DEFAULT_NAMESPACE).to_owned();
+    crate::core::auth::check_namespace(&tenant)?;
+    principal.authorize(&tenant)?;
+    let mut headers: Vec<(String, String)> = Vec::new();
+    if tenant != super::super::DEFAULT_NAMESPACE {
+        headers.push((super::super::NAMESPACE_HEADER.to_owned(), tenant.clone()));
+    }
+    if dev {
+        headers.push((super::super::DEV_HEADER.to_owned(), "1".to_owned()));
+    }
+    // The map exists from here on, as it would after the tenant's first request.
+    let map = map_for(env, &tenant, Some(initial), true, now).await?;
+    match (method, path) {
+        ("POST", "/v1/admin/shards/split") => {
+            let r: SplitRequest = if body.is_empty() { SplitRequest { shard: None } } else { api::parse_json(body)? };
+            if let Some(s) = r.shard {
+                if map.bucket_count(s) < 2 {
+                    return Err(Error::invalid("shard", format!("shard {s} owns {} bucket(s) of this tenant; it cannot split", map.bucket_count(s))));
+                }
+            }
+            let report = call(env, &directory_name(&tenant), SPLIT_PATH, &json!({ "tenant": tenant, "shard": r.shard, "reason": "admin", "headers": headers }), &[]).await?;
+            // The front's own cache follows at once.
+            map_for(env, &tenant, Some(initial), true, now).await?;
+            Ok(report)
+        }
+        ("GET", "/v1/admin/shards") => {
+            let ids = match param("ids") {
+                None | Some("false") => false,
+                Some("true") => true,
+                Some(other) => return Err(Error::InvalidQuery { param: "ids".into(), reason: format!("true or false, got {other:?}") }),
+            };
+            let mut v = call(env, &directory_name(&tenant), STATUS_PATH, &json!({}), &[]).await?;
+            let mut shards = Vec::new();
+            for s in map.shards() {
+                let mut held = step_call(env, &tenant, &headers, map.epoch, s, "held", &json!({ "ids": ids })).await?;
+                held["shard"] = json!(s);
+                held["buckets"] = json!(map.bucket_count(s));
+                shards.push(held);
+            }
+            v["tenant"] = json!(tenant);
+            v["shards"] = Value::Array(shards);
+            v["ids_max"] = json!(limits::SHARD_ADMIN_IDS_MAX);
+            Ok(v)
+        }
+        _ => Err(Error::not_found("route", path.to_owned())),
+    }
+}

@@ -1,0 +1,407 @@
+//! Splitting a shard (issue 21): the directory drives a move of half a
+//! shard's buckets to a new shard, step by logged step, and each shard
+//! serves its part of it.
+//!
+//! 1. **Plan**: the directory logs the move (`shard/move`): the source,
+//!    a shard id never used before, the buckets, the map after it.
+//! 2. **Copy**: catch-up rounds by digest ([`crate::core::engine::moves`])
+//!    while writes go on, until one finds at most
+//!    [`limits::SHARD_MOVE_FENCE_LAG_ITEMS`] items changed.
+//! 3. **Fence**: the source logs a fence (`shard/fence`) and refuses writes
+//!    to the moving buckets (and broadcasts) with `shard_moved`; the front
+//!    backs off and retries. Reads go on: the data is frozen.
+//! 4. The last rounds, until nothing differs.
+//! 5. **Flip**: the directory logs the next map and the step in one write.
+//! 6. **Release**: the source collects the moved items and lifts its fence;
+//!    until then it refuses requests routed under the new map, so nothing
+//!    is served from both shards. The directory forgets the move.
+//!
+//! Every step is idempotent (a batch is applied once per (move, seq); the
+//! fence and the flip are states written again alike; collection drops
+//! what is there), and the directory's alarm runs the move again from its
+//! logged step after any crash, so a split killed anywhere finishes with
+//! every acknowledged write in exactly one shard.
+
+use std::cell::RefCell;
+
+use futures_util::lock::Mutex;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use worker::{Env, State};
+
+use super::{call, directory_name, object_name, Routed, MAP_KEY, SHARD_HEADER};
+use crate::api;
+use crate::core::engine::moves::{move_diff, MoveDigest};
+use crate::core::error::{Error, Result};
+use crate::core::limits;
+use crate::core::shard::{Bucket, ShardId, ShardMap};
+use crate::core::time::Millis;
+
+/// A split asked of the directory (admin, or a shard past its threshold).
+pub const SPLIT_PATH: &str = "/_shard/split";
+/// The directory's map, move and last split (the admin route's answer).
+pub const STATUS_PATH: &str = "/_shard/status";
+/// The prefix of a shard's steps of a split.
+pub const MOVE_PATH: &str = "/_shard/move/";
+const MOVE_KEY: &str = "shard/move";
+const LAST_KEY: &str = "shard/last_move";
+const WANT_KEY: &str = "shard/want";
+const FENCE_KEY: &str = "shard/fence";
+/// How soon the directory's alarm runs a move again after a crash, and a
+/// fenced shard's alarm looks again.
+pub const RETRY_MS: Millis = 2_000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Step {
+    Copy,
+    Fenced,
+    Flipped,
+}
+
+/// A split in progress, as the directory logs it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Move {
+    /// The epoch of the map after it (epochs only grow, so ids are unique).
+    id: u64,
+    tenant: String,
+    from: ShardId,
+    to: ShardId,
+    buckets: Vec<Bucket>,
+    next: ShardMap,
+    step: Step,
+    /// The headers its calls carry (namespace, dev mode).
+    headers: Vec<(String, String)>,
+    reason: String,
+    started_ms: Millis,
+    fenced_ms: Option<Millis>,
+    /// The last batch sent (the new shard's watermark may be further).
+    seq: u64,
+    rounds: u64,
+    items: u64,
+}
+
+/// What the directory is asked.
+#[derive(Deserialize)]
+pub struct SplitBody {
+    pub tenant: String,
+    /// The shard to split; default: the one with the most buckets.
+    #[serde(default)]
+    pub shard: Option<ShardId>,
+    /// `admin` (split now and answer the report) or `records` (a shard
+    /// past its threshold: the alarm splits it soon).
+    pub reason: String,
+    #[serde(default)]
+    pub headers: Vec<(String, String)>,
+}
+
+/// A fence a source holds while a split of its buckets finishes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Fence {
+    pub move_id: u64,
+    pub buckets: Vec<Bucket>,
+    /// The epoch of the map after the move: requests routed under it wait
+    /// for the release.
+    pub flip_epoch: u64,
+}
+
+fn storage_error(what: &str) -> impl Fn(worker::Error) -> Error + '_ {
+    move |e| Error::storage(format!("{what}: {e}"))
+}
+
+fn to_text<T: Serialize>(v: &T) -> Result<String> {
+    serde_json::to_string(v).map_err(|e| Error::Internal { detail: e.to_string() })
+}
+
+async fn read<T: serde::de::DeserializeOwned>(state: &State, key: &str) -> Result<Option<T>> {
+    let Some(text) = state.storage().get::<String>(key).await.map_err(storage_error(key))? else { return Ok(None) };
+    serde_json::from_str(&text).map(Some).map_err(|e| Error::SnapshotCorrupt { reason: format!("{key}: {e}") })
+}
+
+async fn write<T: Serialize>(state: &State, key: &str, v: &T) -> Result<()> {
+    state.storage().put(key, to_text(v)?).await.map_err(storage_error(key))
+}
+
+async fn arm(state: &State, at: Millis) -> Result<()> {
+    state.storage().set_alarm(worker::ScheduledTime::new(js_sys::Date::new(&(at as f64).into()))).await.map_err(storage_error("alarm"))
+}
+
+/// The directory's side of [`SPLIT_PATH`].
+pub async fn serve_split(state: &State, env: &Env, lock: &Mutex<()>, body: &[u8], now: Millis, fault: Option<String>) -> Result<Value> {
+    let b: SplitBody = api::parse_json(body)?;
+    write(state, TENANT_KEY, &Tenant { tenant: b.tenant.clone(), headers: b.headers.clone() }).await?;
+    if b.reason != "admin" {
+        // A shard past its threshold: noted, and split by the alarm.
+        write(state, WANT_KEY, &b.shard).await?;
+        if read::<Move>(state, MOVE_KEY).await?.is_none() {
+            arm(state, now).await?;
+        }
+        return Ok(json!({ "status": "queued" }));
+    }
+    let _held = lock.lock().await;
+    let mv = match read::<Move>(state, MOVE_KEY).await? {
+        Some(mv) => mv,
+        None => plan(state, env, &b, now).await?,
+    };
+    drive(state, env, mv, fault.as_deref()).await
+}
+
+/// The directory's alarm: a move logged and not done runs again; a split
+/// a shard asked for starts. `None`: this object is no directory with work.
+pub async fn on_alarm(state: &State, env: &Env, lock: &Mutex<()>, now: Millis) -> Result<Option<Value>> {
+    let _held = lock.lock().await;
+    if let Some(mv) = read::<Move>(state, MOVE_KEY).await? {
+        return drive(state, env, mv, None).await.map(Some);
+    }
+    let Some(shard) = read::<Option<ShardId>>(state, WANT_KEY).await? else {
+        // A directory has no store to wake.
+        return Ok(read::<Value>(state, MAP_KEY).await?.map(|_| Value::Null));
+    };
+    state.storage().delete(WANT_KEY).await.map_err(storage_error(WANT_KEY))?;
+    let Some(map) = read::<ShardMap>(state, MAP_KEY).await? else { return Ok(None) };
+    let Some(me) = read::<Tenant>(state, TENANT_KEY).await? else { return Ok(None) };
+    let body = SplitBody { tenant: me.tenant, shard, reason: "records".into(), headers: me.headers };
+    if shard.is_some_and(|s| map.bucket_count(s) < 2) {
+        return Ok(None);
+    }
+    let mv = plan(state, env, &body, now).await?;
+    drive(state, env, mv, None).await.map(Some)
+}
+
+const TENANT_KEY: &str = "shard/tenant";
+
+/// Who a directory serves, kept for splits its alarm starts.
+#[derive(Serialize, Deserialize)]
+struct Tenant {
+    tenant: String,
+    headers: Vec<(String, String)>,
+}
+
+/// Logs a new move: the shard with the most buckets (or the one asked),
+/// its upper half, to a shard id never used.
+async fn plan(state: &State, env: &Env, b: &SplitBody, now: Millis) -> Result<Move> {
+    let map: ShardMap = read(state, MAP_KEY).await?.ok_or_else(|| Error::not_found("shard map", b.tenant.clone()))?;
+    let from = match b.shard {
+        Some(s) => s,
+        None => map.shards().into_iter().max_by_key(|&s| (map.bucket_count(s), std::cmp::Reverse(s))).unwrap_or(0),
+    };
+    let to = map.next_shard().ok_or_else(|| Error::LimitExceeded { what: "shards of a tenant".into(), limit: limits::SHARDS_MAX as u64 })?;
+    let next = map.split(from, to)?;
+    let kept = next.buckets_of(from);
+    let buckets: Vec<Bucket> = map.buckets_of(from).into_iter().filter(|b| kept.binary_search(b).is_err()).collect();
+    let mv = Move { id: next.epoch, tenant: b.tenant.clone(), from, to, buckets, next, step: Step::Copy, headers: b.headers.clone(), reason: b.reason.clone(), started_ms: now, fenced_ms: None, seq: 0, rounds: 0, items: 0 };
+    // The source must open without a key: a sealed tenant's directory
+    // holds none, and its alarm could not finish the move.
+    shard_call(env, &mv, mv.from, "digest", &json!({ "move_id": mv.id, "buckets": [] })).await?;
+    write(state, MOVE_KEY, &mv).await?;
+    arm(state, now + RETRY_MS).await?;
+    Ok(mv)
+}
+
+/// A step of the move at one of its shards.
+async fn shard_call(env: &Env, mv: &Move, shard: ShardId, step: &str, body: &Value) -> Result<Value> {
+    step_call(env, &mv.tenant, &mv.headers, mv.next.epoch, shard, step, body).await
+}
+
+/// A call to [`MOVE_PATH`]`{step}` of a tenant's shard, home-routed: a
+/// split's own calls pass its fence.
+pub(super) async fn step_call(env: &Env, tenant: &str, headers: &[(String, String)], epoch: u64, shard: ShardId, step: &str, body: &Value) -> Result<Value> {
+    let routed = Routed { tenant: tenant.to_owned(), shard, epoch, buckets: Vec::new(), home: true, write: false, all: false };
+    let mut headers = headers.to_vec();
+    headers.push((SHARD_HEADER.to_owned(), to_text(&routed)?));
+    call(env, &object_name(tenant, shard), &format!("{MOVE_PATH}{step}"), body, &headers).await
+}
+
+fn digest_of(v: &Value) -> Result<(MoveDigest, u64)> {
+    let d: MoveDigest = serde_json::from_value(v["digest"].clone()).map_err(|e| Error::Internal { detail: format!("a move digest: {e}") })?;
+    Ok((d, v["watermark"].as_u64().unwrap_or(0)))
+}
+
+/// One catch-up round: answers how many items it changed.
+async fn round(env: &Env, mv: &mut Move) -> Result<usize> {
+    let body = json!({ "move_id": mv.id, "buckets": mv.buckets });
+    let source = shard_call(env, mv, mv.from, "digest", &body).await?;
+    let embedder = source["embedder"].clone();
+    let (from, _) = digest_of(&source)?;
+    let (to, watermark) = digest_of(&shard_call(env, mv, mv.to, "digest", &body).await?)?;
+    // Batches already applied there are never numbered again.
+    mv.seq = mv.seq.max(watermark);
+    let diff = move_diff(&from, &to);
+    let n = diff.len();
+    let max = limits::SHARD_MOVE_BATCH_ITEMS_MAX;
+    let batches = diff.send.len().div_ceil(max).max(diff.remove.len().div_ceil(max));
+    for i in 0..batches {
+        let keys = diff.send.iter().skip(i * max).take(max).cloned().collect::<Vec<_>>();
+        let remove = diff.remove.iter().skip(i * max).take(max).cloned().collect::<Vec<_>>();
+        let items = if keys.is_empty() { json!([]) } else { shard_call(env, mv, mv.from, "items", &json!({ "move_id": mv.id, "keys": keys })).await?["items"].take() };
+        mv.seq += 1;
+        shard_call(env, mv, mv.to, "import", &json!({ "move_id": mv.id, "seq": mv.seq, "items": items, "remove": remove, "embedder": embedder })).await?;
+        mv.items += (keys.len() + remove.len()) as u64;
+    }
+    mv.rounds += 1;
+    Ok(n)
+}
+
+/// Runs the move from its logged step to the end; answers its report.
+/// `fault` (dev mode, tests): `split_stop_{copy,fenced,flipped}` stops
+/// there, as a crash would, leaving the alarm to finish.
+async fn drive(state: &State, env: &Env, mut mv: Move, fault: Option<&str>) -> Result<Value> {
+    let stop = |step: &str| -> Result<()> {
+        if fault == Some(&format!("split_stop_{step}")) {
+            return Err(Error::Internal { detail: format!("test fault: the split stopped after {step}") });
+        }
+        Ok(())
+    };
+    if mv.step == Step::Copy {
+        for _ in 0..limits::SHARD_MOVE_SYNC_ROUNDS_MAX {
+            if round(env, &mut mv).await? <= limits::SHARD_MOVE_FENCE_LAG_ITEMS {
+                break;
+            }
+        }
+        stop("copy")?;
+        let fence = Fence { move_id: mv.id, buckets: mv.buckets.clone(), flip_epoch: mv.next.epoch };
+        shard_call(env, &mv, mv.from, "fence", &json!(fence)).await?;
+        mv.step = Step::Fenced;
+        mv.fenced_ms = Some(super::super::now_ms());
+        write(state, MOVE_KEY, &mv).await?;
+    }
+    if mv.step == Step::Fenced {
+        // Writes are fenced: a round or two empties the difference.
+        let mut left = usize::MAX;
+        for _ in 0..limits::SHARD_MOVE_SYNC_ROUNDS_MAX {
+            left = round(env, &mut mv).await?;
+            if left == 0 {
+                break;
+            }
+        }
+        if left != 0 {
+            return Err(Error::Internal { detail: format!("split {}: the fenced catch-up still differs by {left} items", mv.id) });
+        }
+        stop("fenced")?;
+        mv.step = Step::Flipped;
+        #[derive(Serialize)]
+        struct Flip {
+            #[serde(rename = "shard/map")]
+            map: String,
+            #[serde(rename = "shard/move")]
+            mv: String,
+        }
+        state.storage().put_multiple(Flip { map: to_text(&mv.next)?, mv: to_text(&mv)? }).await.map_err(storage_error("flip"))?;
+        stop("flipped")?;
+    }
+    let released = shard_call(env, &mv, mv.from, "release", &json!({ "move_id": mv.id, "buckets": mv.buckets, "map": mv.next })).await?;
+    let now = super::super::now_ms();
+    let report = json!({
+        "move_id": mv.id, "from": mv.from, "to": mv.to, "reason": mv.reason,
+        "buckets_moved": mv.buckets.len(), "items_copied": mv.items, "rounds": mv.rounds,
+        "collected": released["collected"], "epoch": mv.next.epoch,
+        "split_ms": now.saturating_sub(mv.started_ms),
+        "fence_ms": mv.fenced_ms.map(|f| now.saturating_sub(f)),
+    });
+    write(state, LAST_KEY, &report).await?;
+    state.storage().delete(MOVE_KEY).await.map_err(storage_error(MOVE_KEY))?;
+    Ok(report)
+}
+
+/// The directory's state for `GET /v1/admin/shards`.
+pub async fn status(state: &State) -> Result<Value> {
+    let map: Option<ShardMap> = read(state, MAP_KEY).await?;
+    let mv: Option<Move> = read(state, MOVE_KEY).await?;
+    let last: Option<Value> = read(state, LAST_KEY).await?;
+    Ok(json!({
+        "map": map,
+        "moving": mv.map(|m| json!({ "move_id": m.id, "from": m.from, "to": m.to, "step": m.step, "buckets": m.buckets.len() })),
+        "last_split": last,
+    }))
+}
+
+/// A shard's fence, read once per object lifetime.
+pub async fn fence(state: &State, cell: &RefCell<Option<Option<Fence>>>) -> Result<Option<Fence>> {
+    if let Some(f) = cell.borrow().clone() {
+        return Ok(f);
+    }
+    let f: Option<Fence> = read(state, FENCE_KEY).await?;
+    *cell.borrow_mut() = Some(f.clone());
+    Ok(f)
+}
+
+/// Whether a fence refuses a routed request: anything routed under the
+/// map after the move until the release (but the tenant's home state),
+/// and writes to the moving buckets, to every bucket, or to every shard.
+pub fn fenced(f: &Fence, r: &Routed) -> bool {
+    let home_only = r.home && !r.all;
+    if home_only {
+        return false;
+    }
+    if r.epoch >= f.flip_epoch {
+        return true;
+    }
+    r.write && (r.all || r.buckets.is_empty() || r.buckets.iter().any(|b| f.buckets.binary_search(b).is_ok()))
+}
+
+/// A shard's side of [`MOVE_PATH`]: `digest`, `items`, `import`,
+/// `fence`, `release`.
+pub async fn serve_move(state: &State, store: &super::super::crypt::DoStore, fence_cell: &RefCell<Option<Option<Fence>>>, map_cell: &RefCell<Option<ShardMap>>, step: &str, body: &[u8], now: Millis) -> Result<Value> {
+    match step {
+        "digest" => api::moves::digest(store, &api::parse_json(body)?).await,
+        "items" => api::moves::items(store, &api::parse_json(body)?).await,
+        "import" => api::moves::import(store, api::parse_json(body)?, now).await,
+        "held" => {
+            #[derive(Deserialize)]
+            struct Held {
+                #[serde(default)]
+                ids: bool,
+            }
+            let h: Held = api::parse_json(body)?;
+            let (records, sessions) = api::moves::held(store).await?;
+            let ids = if h.ids { Some(api::moves::record_ids(store, limits::SHARD_ADMIN_IDS_MAX).await?) } else { None };
+            Ok(json!({ "records": records, "sessions": sessions, "ids": ids, "fenced": fence(state, fence_cell).await?.is_some() }))
+        }
+        "fence" => {
+            let f: Fence = api::parse_json(body)?;
+            write(state, FENCE_KEY, &f).await?;
+            *fence_cell.borrow_mut() = Some(Some(f));
+            Ok(json!({ "fenced": true }))
+        }
+        "release" => {
+            #[derive(Deserialize)]
+            struct Release {
+                move_id: u64,
+                buckets: Vec<Bucket>,
+                map: ShardMap,
+            }
+            let r: Release = api::parse_json(body)?;
+            r.map.validate()?;
+            // The new map first: from here this shard refuses the moved
+            // buckets by the map, with or without its fence.
+            *map_cell.borrow_mut() = Some(r.map);
+            let collected = api::moves::collect(store, &r.buckets, now).await?;
+            if fence(state, fence_cell).await?.is_some_and(|f| f.move_id == r.move_id) {
+                state.storage().delete(FENCE_KEY).await.map_err(storage_error(FENCE_KEY))?;
+                *fence_cell.borrow_mut() = Some(None);
+            }
+            Ok(json!({ "collected": collected }))
+        }
+        _ => Err(Error::not_found("route", format!("{MOVE_PATH}{step}"))),
+    }
+}
+
+/// Asks the directory to split this shard once it holds more than its
+/// threshold of records (at most once a minute per object).
+pub async fn maybe_ask(env: &Env, me: &super::ShardSelf, records: usize, threshold: usize, asked: &std::cell::Cell<Millis>, now: Millis) {
+    if records <= threshold || now.saturating_sub(asked.get()) < 60_000 {
+        return;
+    }
+    asked.set(now);
+    let mut headers = Vec::new();
+    if let Some(ns) = &me.namespace {
+        headers.push((super::super::NAMESPACE_HEADER.to_owned(), ns.clone()));
+    }
+    if me.dev {
+        headers.push((super::super::DEV_HEADER.to_owned(), "1".to_owned()));
+    }
+    let body = json!({ "tenant": me.tenant, "shard": me.shard, "reason": "records", "headers": headers });
+    if let Err(e) = call(env, &directory_name(&me.tenant), SPLIT_PATH, &body, &[]).await {
+        worker::console_error!("edgemem: shard {} of {} could not ask for a split: {e}", me.shard, me.tenant);
+    }
+}
