@@ -1,0 +1,105 @@
+// Splits under SIGKILL against the real Worker (issue 21): a sharded
+// tenant (2 shards) takes creates from three writers while an admin split
+// runs, and workerd is killed at a random point of it, then started again
+// on the same directory. After each restart the directory's alarm finishes
+// the move it logged (or none was logged), and then:
+//   - every acknowledged create is held by exactly one shard object, the
+//     one that owns its bucket under the tenant's map;
+//   - no record (acknowledged or not) is in two shards;
+//   - no fence is left.
+// A last split runs without a kill, so at least one completes.
+//
+// EDGEMEM_CHAOS_SEED=N replays the kill schedule; EDGEMEM_SPLIT_KILLS sets
+// the number of kills (3 in `make test`, more in `make soak`).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { randomInt } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { spawnWrangler, prng } from "./chaos-harness.mjs";
+import { checkPlacement } from "./split-check.mjs";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const SEED = process.env.EDGEMEM_CHAOS_SEED !== undefined ? Number(process.env.EDGEMEM_CHAOS_SEED) : randomInt(2 ** 31);
+const KILLS = Number(process.env.EDGEMEM_SPLIT_KILLS ?? 3);
+const NS = "splitchaos";
+const VARS = { EDGEMEM_DEV_MODE: "1", EDGEMEM_SHARDS_INITIAL: "2" };
+
+async function call(base, method, path, body) {
+  try {
+    const r = await fetch(base + path.replace(/^\//, ""), { method, headers: body === undefined ? {} : { "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(60_000) });
+    const text = await r.text();
+    let json = null;
+    try {
+      json = JSON.parse(text);
+    } catch {}
+    return { status: r.status, json, text };
+  } catch (e) {
+    return { status: 0, json: null, text: String(e) };
+  }
+}
+
+/** The tenant's shards once no split is in progress (the alarm finishes one). */
+async function settled(base) {
+  let last;
+  for (let i = 0; i < 240; i++) {
+    last = await call(base, "GET", `/v1/admin/shards?namespace=${NS}&ids=true`);
+    if (last.status === 200 && !last.json.moving) return last.json;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`the split did not settle: ${last.text}`);
+}
+
+test(`splits survive SIGKILL at a random point (seed ${SEED}, ${KILLS} kills)`, { timeout: 900_000 }, async () => {
+  const rng = prng(SEED);
+  const persistDir = mkdtempSync(join(tmpdir(), "edgemem-split-chaos-"));
+  let w = await spawnWrangler(ROOT, { persistDir, vars: VARS });
+  const live = new Set();
+  const users = new Map();
+  let n = 0;
+  const create = async (base) => {
+    const i = n++;
+    const id = `c${i}`;
+    const user = i % 5 === 0 ? undefined : `u${i % 31}`;
+    const r = await call(base, "POST", `/v1/long-term-memory/?namespace=${NS}`, { memories: [{ id, text: `chaos note ${i} for ${user ?? "nobody"}`, ...(user ? { user_id: user } : {}) }] });
+    if (r.status === 200) {
+      live.add(id);
+      if (user) users.set(id, user);
+    }
+    return r.status;
+  };
+  try {
+    for (let i = 0; i < 120; i++) assert.equal(await create(w.url), 200);
+    let splits = 0;
+    for (let k = 0; k <= KILLS; k++) {
+      const last = k === KILLS;
+      let stop = false;
+      const writers = Array.from({ length: 3 }, async () => {
+        while (!stop) await create(w.url);
+      });
+      const split = call(w.url, "POST", `/v1/admin/shards/split?namespace=${NS}`, {});
+      if (last) {
+        const r = await split;
+        assert.equal(r.status, 200, r.text);
+        stop = true;
+        await Promise.all(writers);
+      } else {
+        await new Promise((r) => setTimeout(r, rng.int(0, 600)));
+        await w.kill();
+        stop = true;
+        await Promise.all([split, ...writers]);
+        w = await spawnWrangler(ROOT, { persistDir, vars: VARS });
+      }
+      const st = await settled(w.url);
+      splits = st.map.epoch - 1;
+      assert.ok(st.shards.every((s) => !s.fenced), `kill ${k}: a fence was left`);
+      checkPlacement(st, live, new Set(), users);
+    }
+    assert.ok(splits >= 1, "no split completed");
+  } finally {
+    await w.stop();
+    rmSync(persistDir, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,221 @@
+// Splitting a shard (issue 21), in Miniflare:
+// - under a load of creates, deletes and session appends, an admin split
+//   moves half a shard's buckets to a new shard: afterwards every
+//   acknowledged record is in exactly one shard, the one its bucket's new
+//   owner names, every acknowledged delete stayed deleted, every
+//   acknowledged turn is in its session, and nothing is in two shards;
+// - a split stopped after each of its logged steps (a dev-mode fault, as a
+//   crash would stop it) is finished by the directory's alarm, with the
+//   same guarantees, and writes held by its fence go through after it;
+// - a shard past `EDGEMEM_SHARD_SPLIT_RECORDS` asks for a split by itself;
+// - bad requests are typed errors, and the routes are 501 with sharding off.
+// Real kills of workerd during splits are in chaos-split.test.mjs.
+import { test, after } from "node:test";
+import assert from "node:assert/strict";
+import { startWorker } from "./miniflare.mjs";
+import { bucketOf, ownerIn, checkPlacement } from "./split-check.mjs";
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+const running = [];
+after(async () => {
+  for (const w of running) await w.mf.dispose();
+});
+
+async function start(bindings) {
+  const w = await startWorker({ bindings });
+  running.push(w);
+  return w;
+}
+
+/** A write load on tenant `ns` until `stop()`: creates, deletes, appends. */
+function load(call, ns, stop) {
+  const live = new Set();
+  const deleted = new Set();
+  const users = new Map();
+  const turns = new Map();
+  const errors = [];
+  let n = 0;
+  const run = async (worker) => {
+    while (!stop()) {
+      const i = n++;
+      const kind = i % 5;
+      if (kind < 3) {
+        const id = `w${worker}-${i}`;
+        const user = i % 4 === 0 ? undefined : `u${i % 23}`;
+        const r = await call("POST", `/v1/long-term-memory/?namespace=${ns}`, { memories: [{ id, text: `load note ${i} about ${user ?? "nobody"}`, ...(user ? { user_id: user } : {}) }] });
+        if (r.status === 200) {
+          live.add(id);
+          if (user) users.set(id, user);
+        } else if (r.status !== 409) errors.push(`create ${r.status} ${r.text}`);
+      } else if (kind === 3 && live.size > 10) {
+        const id = [...live][i % live.size];
+        const r = await call("DELETE", `/v1/long-term-memory?namespace=${ns}&memory_ids=${id}`);
+        if (r.status === 200) {
+          live.delete(id);
+          deleted.add(id);
+        } else if (r.status !== 409) errors.push(`delete ${r.status} ${r.text}`);
+      } else {
+        const sid = `sess-${i % 7}`;
+        const content = `turn ${i}`;
+        const r = await call("POST", `/v1/working-memory/${sid}/messages?namespace=${ns}`, { messages: [{ role: "user", content }] });
+        if (r.status === 200) turns.set(sid, [...(turns.get(sid) ?? []), content]);
+        else if (r.status !== 409) errors.push(`append ${r.status} ${r.text}`);
+      }
+    }
+  };
+  return { live, deleted, users, turns, errors, run };
+}
+
+async function seed(call, ns, n) {
+  const memories = Array.from({ length: n }, (_, i) => ({ id: `seed-${i}`, text: `seed memory ${i} likes ${["tea", "rain", "jazz", "maps"][i % 4]}`, ...(i % 5 ? { user_id: `u${i % 23}` } : {}) }));
+  const r = await call("POST", `/v1/long-term-memory/?namespace=${ns}`, { memories });
+  assert.equal(r.status, 200, r.text);
+  for (let s = 0; s < 7; s++) assert.equal((await call("PUT", `/v1/working-memory/sess-${s}?namespace=${ns}`, { messages: [] })).status, 200);
+  return memories;
+}
+
+async function checkSessions(call, ns, turns) {
+  for (const [sid, want] of turns) {
+    const r = await call("GET", `/v1/working-memory/${sid}?namespace=${ns}`);
+    assert.equal(r.status, 200, r.text);
+    const got = r.json.messages.map((m) => m.content);
+    assert.deepEqual(got, want, `session ${sid} lost or doubled a turn`);
+  }
+}
+
+async function status(call, ns) {
+  const r = await call("GET", `/v1/admin/shards?namespace=${ns}&ids=true`);
+  assert.equal(r.status, 200, r.text);
+  return r.json;
+}
+
+test("an admin split under a write load loses and duplicates nothing", async () => {
+  const { call } = await start({ EDGEMEM_SHARDS_INITIAL: "2" });
+  const ns = "split1";
+  const memories = await seed(call, ns, 150);
+  let done = false;
+  const l = load(call, ns, () => done);
+  memories.forEach((m) => {
+    l.live.add(m.id);
+    if (m.user_id) l.users.set(m.id, m.user_id);
+  });
+  const writers = [l.run(0), l.run(1), l.run(2)];
+  await sleep(300);
+  const split = await call("POST", `/v1/admin/shards/split?namespace=${ns}`, { shard: 0 });
+  assert.equal(split.status, 200, split.text);
+  await sleep(300);
+  done = true;
+  await Promise.all(writers);
+  assert.deepEqual(l.errors, []);
+  const r = split.json;
+  assert.equal(r.from, 0);
+  assert.equal(r.to, 2, "a new shard id");
+  assert.equal(r.buckets_moved, 1024, "half of shard 0's 2,048 buckets");
+  assert.ok(r.rounds >= 2, "a copy round and a fenced one");
+  assert.equal(typeof r.fence_ms, "number");
+  assert.ok(r.items_copied > 0);
+
+  const st = await status(call, ns);
+  assert.deepEqual(st.shards.map((s) => s.shard), [0, 1, 2]);
+  assert.equal(st.map.epoch, 2);
+  assert.equal(st.moving, null);
+  assert.equal(st.last_split.move_id, r.move_id);
+  assert.ok(st.shards.every((s) => !s.fenced), "every fence lifted");
+  const where = checkPlacement(st, l.live, l.deleted, l.users);
+  assert.ok([...where.values()].includes(2), "records moved to the new shard");
+  assert.ok(l.live.size > memories.length, "the load wrote during the split");
+  await checkSessions(call, ns, l.turns);
+
+  // The tenant answers as a whole: a listing finds every live record once,
+  // and a write to a moved bucket lands in the new shard.
+  const list = await call("POST", `/v1/long-term-memory/search?namespace=${ns}`, { text: "", limit: 100, offset: 0, recency_boost: false });
+  assert.equal(list.status, 200, list.text);
+  assert.equal(list.json.total, l.live.size);
+  assert.equal(list.json.partial, false);
+  const moved = Array.from({ length: 200 }, (_, i) => `late-${i}`).find((u) => ownerIn(st.map, bucketOf(u)) === 2);
+  const late = await call("POST", `/v1/long-term-memory/?namespace=${ns}`, { memories: [{ id: "late-1", text: "after the split", user_id: moved }] });
+  assert.equal(late.status, 200, late.text);
+  const after = await status(call, ns);
+  assert.ok(after.shards.find((s) => s.shard === 2).ids.includes("late-1"));
+
+  // A second split of the new shard, then of shard 1: ids are never reused.
+  const again = await call("POST", `/v1/admin/shards/split?namespace=${ns}`, {});
+  assert.equal(again.status, 200, again.text);
+  assert.equal(again.json.from, 1, "the shard with the most buckets");
+  assert.equal(again.json.to, 3);
+  l.live.add("late-1");
+  l.users.set("late-1", moved);
+  checkPlacement(await status(call, ns), l.live, l.deleted, l.users);
+});
+
+for (const step of ["copy", "fenced", "flipped"]) {
+  test(`a split stopped after its ${step} step is finished by the directory's alarm`, async () => {
+    const { call } = await start({ EDGEMEM_SHARDS_INITIAL: "2", EDGEMEM_TEST_FAULT: `split_stop_${step}` });
+    const ns = `stop-${step}`;
+    const memories = await seed(call, ns, 80);
+    const live = new Set(memories.map((m) => m.id));
+    const users = new Map(memories.filter((m) => m.user_id).map((m) => [m.id, m.user_id]));
+    const stopped = await call("POST", `/v1/admin/shards/split?namespace=${ns}`, { shard: 1 });
+    // The fault's detail stays in the Worker's log, as any internal error's.
+    assert.equal(stopped.status, 500, stopped.text);
+    assert.equal(stopped.json.code, "internal");
+    // Meanwhile: a write to a moving bucket waits for the fence (a 409
+    // the client may retry) or lands before it; either way it is counted.
+    const st0 = await status(call, ns);
+    assert.equal(st0.moving.step, step === "copy" ? "copy" : step === "fenced" ? "fenced" : "flipped");
+    const w = await call("POST", `/v1/long-term-memory/?namespace=${ns}`, { memories: [{ id: "during", text: "written while stopped", user_id: "u1" }] });
+    assert.ok([200, 409].includes(w.status), w.text);
+    if (w.status === 409) assert.equal(w.json.code, "shard_moved");
+    else {
+      live.add("during");
+      users.set("during", "u1");
+    }
+    // The alarm finishes the move.
+    let st;
+    for (let i = 0; i < 60; i++) {
+      st = await status(call, ns);
+      if (!st.moving && st.last_split) break;
+      await sleep(250);
+    }
+    assert.equal(st.moving, null, "the alarm did not finish the split");
+    assert.equal(st.last_split.from, 1);
+    assert.equal(st.map.epoch, 2);
+    checkPlacement(st, live, new Set(), users);
+    const retry = await call("POST", `/v1/long-term-memory/?namespace=${ns}`, { memories: [{ id: "during", text: "written while stopped", user_id: "u1" }] });
+    assert.equal(retry.status, 200, retry.text);
+    live.add("during");
+    users.set("during", "u1");
+    checkPlacement(await status(call, ns), live, new Set(), users);
+    await checkSessions(call, ns, new Map(Array.from({ length: 7 }, (_, s) => [`sess-${s}`, []])));
+  });
+}
+
+test("a shard past its record threshold asks for a split", async () => {
+  const { call } = await start({ EDGEMEM_SHARDS_INITIAL: "1", EDGEMEM_SHARD_SPLIT_RECORDS: "50" });
+  const ns = "auto";
+  const memories = await seed(call, ns, 80);
+  let st;
+  for (let i = 0; i < 60; i++) {
+    st = await status(call, ns);
+    if (st.shards.length === 2 && !st.moving) break;
+    await sleep(250);
+  }
+  assert.equal(st.shards.length, 2, "no split happened");
+  assert.equal(st.last_split.reason, "records");
+  checkPlacement(st, new Set(memories.map((m) => m.id)), new Set(), new Map(memories.filter((m) => m.user_id).map((m) => [m.id, m.user_id])));
+});
+
+test("split requests are checked, and the routes are 501 without sharding", async () => {
+  const { call } = await start({ EDGEMEM_SHARDS_INITIAL: "2" });
+  const none = await call("POST", "/v1/admin/shards/split?namespace=checks", { shard: 9 });
+  assert.equal(none.status, 422, none.text);
+  const bad = await call("POST", "/v1/admin/shards/split?namespace=checks", { shard: "zero" });
+  assert.equal(bad.status, 422, bad.text);
+  const ids = await call("GET", "/v1/admin/shards?namespace=checks&ids=maybe");
+  assert.equal(ids.status, 400, ids.text);
+  const off = await start({});
+  const r = await off.call("POST", "/v1/admin/shards/split?namespace=checks", {});
+  assert.equal(r.status, 501, r.text);
+  assert.equal(r.json.code, "not_sharded");
+});
