@@ -100,6 +100,7 @@ size:
 soak: build
 	EDGEMEM_SIM_SEEDS=1000000 EDGEMEM_FUZZ_EXECS=10000000 cargo test --release --lib -- --nocapture store::tests::sim:: store::tests::fuzz::
 	EDGEMEM_CHAOS_KILLS=200 $(NODE_TEST) tests/worker/chaos.test.mjs
+	EDGEMEM_SPLIT_KILLS=40 $(NODE_TEST) tests/worker/chaos-split.test.mjs
 
 clean:
 	rm -rf target/site target/e2e pkg build .edgemem-dev node_modules/edgemem

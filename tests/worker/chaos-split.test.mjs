@@ -52,18 +52,22 @@ async function settled(base) {
   throw new Error(`the split did not settle: ${last.text}`);
 }
 
-test(`splits survive SIGKILL at a random point (seed ${SEED}, ${KILLS} kills)`, { timeout: 900_000 }, async () => {
+test(`splits survive SIGKILL at a random point (seed ${SEED}, ${KILLS} kills)`, { timeout: 900_000 }, async (t) => {
   const rng = prng(SEED);
   const persistDir = mkdtempSync(join(tmpdir(), "edgemem-split-chaos-"));
   let w = await spawnWrangler(ROOT, { persistDir, vars: VARS });
   const live = new Set();
   const users = new Map();
   let n = 0;
+  const statuses = new Map();
+  let firstError;
   const create = async (base) => {
     const i = n++;
     const id = `c${i}`;
     const user = i % 5 === 0 ? undefined : `u${i % 31}`;
     const r = await call(base, "POST", `/v1/long-term-memory/?namespace=${NS}`, { memories: [{ id, text: `chaos note ${i} for ${user ?? "nobody"}`, ...(user ? { user_id: user } : {}) }] });
+    statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
+    if (r.status === 0 && !firstError) firstError = `${base}: ${r.text}`;
     if (r.status === 200) {
       live.add(id);
       if (user) users.set(id, user);
@@ -79,6 +83,9 @@ test(`splits survive SIGKILL at a random point (seed ${SEED}, ${KILLS} kills)`, 
       const writers = Array.from({ length: 3 }, async () => {
         while (!stop) await create(w.url);
       });
+      // The writers are under way (a few creates acknowledged) before the split starts.
+      const from = live.size;
+      for (let i = 0; i < 200 && live.size < from + 5; i++) await new Promise((r) => setTimeout(r, 50));
       const split = call(w.url, "POST", `/v1/admin/shards/split?namespace=${NS}`, {});
       if (last) {
         const r = await split;
@@ -91,13 +98,20 @@ test(`splits survive SIGKILL at a random point (seed ${SEED}, ${KILLS} kills)`, 
         stop = true;
         await Promise.all([split, ...writers]);
         w = await spawnWrangler(ROOT, { persistDir, vars: VARS });
+        // The first request after a start compiles the Worker: warm it.
+        await call(w.url, "GET", `/v1/admin/shards?namespace=${NS}`);
       }
+      // What the kill interrupted: the directory's logged step, if any.
+      const before = last ? null : await call(w.url, "GET", `/v1/admin/shards?namespace=${NS}`);
       const st = await settled(w.url);
+      t.diagnostic(`kill ${k}: ${last ? "none" : `step ${before.json?.moving?.step ?? "none logged or done"}`}, epoch ${st.map.epoch}, ${live.size} acknowledged (answers ${[...statuses].map(([k, v]) => `${k}:${v}`).join(" ")}), shards ${st.shards.map((s) => `${s.shard}:${s.ids.length}`).join(" ")}`);
       splits = st.map.epoch - 1;
       assert.ok(st.shards.every((s) => !s.fenced), `kill ${k}: a fence was left`);
       checkPlacement(st, live, new Set(), users);
     }
     assert.ok(splits >= 1, "no split completed");
+    // Writes cut by a kill fail at the socket (never acknowledged): the first, for the record.
+    if (firstError) t.diagnostic(`first unacknowledged write: ${firstError}`);
   } finally {
     await w.stop();
     rmSync(persistDir, { recursive: true, force: true });
