@@ -96,9 +96,12 @@ size:
 
 # Reliability soak (not part of `make test`): 1,000,000 simulated seeds of
 # the store under injected faults and 10^7 executions per fuzz target,
-# release profile; then the chaos battery against wrangler dev with 200 kills.
+# release profile; 100,000 seeds of a split's catch-up under writes and lost
+# batches; then the chaos battery against wrangler dev with 200 kills, and
+# 40 kills during splits.
 soak: build
 	EDGEMEM_SIM_SEEDS=1000000 EDGEMEM_FUZZ_EXECS=10000000 cargo test --release --lib -- --nocapture store::tests::sim:: store::tests::fuzz::
+	EDGEMEM_MOVE_SEEDS=100000 cargo test --release --lib -- core::engine::moves_tests::
 	EDGEMEM_CHAOS_KILLS=200 $(NODE_TEST) tests/worker/chaos.test.mjs
 	EDGEMEM_SPLIT_KILLS=40 $(NODE_TEST) tests/worker/chaos-split.test.mjs
 

@@ -72,10 +72,18 @@
 # instantiations for the wire types (about 75 KB together). Boxing the
 # shard-call futures changed the size by 1 KB. The Worker's name section
 # (about 300 KB raw) is kept for readable stack traces in Workers' logs.
+# Issue 21's resharding (the state moves in the core: two ops, the move
+# item with its JSON and MessagePack readers, digests; in the Worker the
+# directory's split driver with its alarm, the shards' move steps and
+# fence, the shard admin routes) took them to 1,388,541 / 1,939,412: raised
+# to 1,400,000 / 1,960,000, a decision recorded here and in the issue's
+# note. In npm the growth is the ops' decoding and the move code the core
+# carries (npm never runs a split, but a store must read every op). Not
+# broken down by function this time (twiggy was not on the machine).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-NPM_WASM_GZIP_BYTES_MAX=1370000
-WORKER_GZIP_BYTES_MAX=1875000
+NPM_WASM_GZIP_BYTES_MAX=1400000
+WORKER_GZIP_BYTES_MAX=1960000
 
 gz() { gzip -9c "$@" | wc -c; }
 npm_raw=$(wc -c < pkg/edgemem_bg.wasm)

@@ -86,7 +86,9 @@ fn round(from: &Engine, to: &mut Engine, move_id: u64, seq: &mut u64, mut lose: 
 
 #[test]
 fn catch_up_converges_under_writes_lost_and_late_batches() {
-    for seed in 1..=60u64 {
+    // `make soak` runs more (EDGEMEM_MOVE_SEEDS).
+    let seeds: u64 = std::env::var("EDGEMEM_MOVE_SEEDS").ok().and_then(|s| s.parse().ok()).unwrap_or(60);
+    for seed in 1..=seeds {
         let mut rng = Rng(seed);
         let mut from = Engine::new();
         for t in 0..80 {
