@@ -140,6 +140,10 @@ limits! {
     /// 64 MB budget per shard: 100,000 records of 384 int8 dimensions
     /// peaked at 185 MB while building, so about a quarter of that fits.
     pub const SHARD_SPLIT_RECORDS: usize = 25_000;
+    /// Objects the id → tenant directory is spread over, by the id's
+    /// bucket, so no single object sees every create. Fixed for a
+    /// deployment: changing it would strand the entries already written.
+    pub const ID_DIRECTORY_SHARDS: usize = 64;
     /// Record ids one shard lists in `GET /v1/admin/shards?ids=true`.
     pub const SHARD_ADMIN_IDS_MAX: usize = 10_000;
     /// How long the front Worker trusts a tenant's cached shard map, in

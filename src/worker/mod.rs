@@ -361,9 +361,10 @@ impl MemoryObject {
         let actor = req.headers().get(KEY_ID_HEADER).map_err(w)?.unwrap_or_else(|| "operator".to_owned());
         let body = req.bytes().await.map_err(w)?;
         if let (Some(_), Some(step)) = (&routed, url.path().strip_prefix(shard::split::MOVE_PATH)) {
+            // No alarm is set here: a new shard must not run background
+            // work (extraction, the hand-over) on buckets it does not own
+            // yet. Its first routed write after the flip sets one.
             let v = shard::split::serve_move(&self.state, &store, &self.shard_fence, &self.shard_map, step, &body, now_ms()).await?;
-            // A move rewrote state: the alarm (TTLs, extraction) follows it.
-            self.schedule(api::next_wake(&store, now_ms()).await?).await?;
             return json_response(api::Response { status: 200, body: v, raw: None, content_type: None }).map_err(w);
         }
         if let (Some(routed), shard::FANOUT_PATH) = (&routed, url.path()) {

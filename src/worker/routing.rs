@@ -1,10 +1,17 @@
 //! The directory that finds a long-term memory's tenant from its id alone.
 //!
 //! Reads, edits and deletes by id may name no namespace, so ids created
-//! outside the default tenant are recorded in a directory object
-//! (`__directory`, keys `dir/{id}/{namespace}` holding the time of the
-//! entry). An id may live in several tenants (clients choose ids); the
-//! front Worker picks the one the caller's key covers.
+//! outside the default tenant are recorded in a directory object (keys
+//! `dir/{id}/{namespace}` holding the time of the entry). An id may live in
+//! several tenants (clients choose ids); the front Worker picks the one the
+//! caller's key covers.
+//!
+//! The directory is sharded (issue 21): an id's entries live in
+//! `__directory/{n}`, `n` its bucket modulo [`limits::ID_DIRECTORY_SHARDS`],
+//! so the creates of all tenants do not pass through one object. Entries
+//! written by earlier releases, in the single `__directory`, are still
+//! found: an id missing from its shard is looked up there too, and a
+//! forget clears both.
 //!
 //! The entry is written *before* the tenant's write (the front Worker
 //! assigns the ids of a create first), so an acknowledged record is always
@@ -22,37 +29,80 @@ use worker::{Env, Method, Request, RequestInit, State};
 use super::backend::DoBackend;
 use crate::core::error::{Error, Result};
 use crate::core::limits;
+use crate::core::shard::bucket_of;
 use crate::store::{Backend, KeyRange};
 
-const DIRECTORY_OBJECT: &str = "__directory";
+/// The single directory of earlier releases, read on a miss.
+const LEGACY_OBJECT: &str = "__directory";
+
+/// The directory object that holds `id`'s entries.
+fn directory_of(id: &str) -> String {
+    format!("{LEGACY_OBJECT}/{}", bucket_of(id) as usize % limits::ID_DIRECTORY_SHARDS)
+}
+
+/// `ids` grouped by their directory object.
+fn by_object(ids: &[String]) -> BTreeMap<String, Vec<String>> {
+    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for id in ids {
+        out.entry(directory_of(id)).or_default().push(id.clone());
+    }
+    out
+}
+
+/// `op` with `body` (its `ids` replaced by each group's) at every object
+/// of `groups`, a fan-out's branching at once; the answers in order.
+async fn each(env: &Env, op: &str, groups: &BTreeMap<String, Vec<String>>, body: &Value) -> Result<Vec<Value>> {
+    let groups: Vec<(&String, &Vec<String>)> = groups.iter().collect();
+    let mut out = Vec::with_capacity(groups.len());
+    for chunk in groups.chunks(limits::SHARD_FANOUT_BRANCHING_MAX) {
+        let calls = chunk.iter().map(|(object, ids)| {
+            let mut b = body.clone();
+            b["ids"] = json!(ids);
+            async move { call(env, object, op, b).await }
+        });
+        for v in futures_util::future::join_all(calls).await {
+            out.push(v?);
+        }
+    }
+    Ok(out)
+}
 /// The directory's private path prefix; the front Worker never forwards a
 /// path outside `/v1/`, so clients cannot reach it.
 pub const DIRECTORY_PATH: &str = "/_directory";
 
-async fn call(env: &Env, op: &str, body: Value) -> Result<Value> {
+async fn call(env: &Env, object: &str, op: &str, body: Value) -> Result<Value> {
     let w = |e: worker::Error| Error::storage(format!("directory: {e}"));
     let mut init = RequestInit::new();
     init.with_method(Method::Post).with_body(Some(body.to_string().into()));
     let req = Request::new_with_init(&format!("https://directory.local{DIRECTORY_PATH}/{op}"), &init).map_err(w)?;
-    let stub = super::object_stub(env, DIRECTORY_OBJECT).map_err(w)?;
+    let stub = super::object_stub(env, object).map_err(w)?;
     let mut resp = stub.fetch_with_request(req).await.map_err(w)?;
     resp.json::<Value>().await.map_err(w)
 }
 
 /// The tenants each id is recorded in.
 pub async fn lookup(env: &Env, ids: &[String]) -> Result<BTreeMap<String, Vec<(String, u64)>>> {
-    let v = call(env, "get", json!({ "ids": ids })).await?;
-    Ok(serde_json::from_value(v["namespaces"].clone()).unwrap_or_default())
+    let mut found: BTreeMap<String, Vec<(String, u64)>> = BTreeMap::new();
+    for v in each(env, "get", &by_object(ids), &json!({})).await? {
+        found.extend(serde_json::from_value::<BTreeMap<String, Vec<(String, u64)>>>(v["namespaces"].clone()).unwrap_or_default());
+    }
+    let missing: Vec<String> = ids.iter().filter(|id| !found.contains_key(*id)).cloned().collect();
+    if !missing.is_empty() {
+        let v = call(env, LEGACY_OBJECT, "get", json!({ "ids": missing })).await?;
+        found.extend(serde_json::from_value::<BTreeMap<String, Vec<(String, u64)>>>(v["namespaces"].clone()).unwrap_or_default());
+    }
+    Ok(found)
 }
 
 /// Records that `ids` live (or are about to live) in `namespace`.
 pub async fn register(env: &Env, namespace: &str, ids: &[String], now: u64) -> Result<()> {
-    call(env, "put", json!({ "namespace": namespace, "ids": ids, "at": now })).await.map(|_| ())
+    each(env, "put", &by_object(ids), &json!({ "namespace": namespace, "at": now })).await.map(drop)
 }
 
-/// Forgets `ids` in `namespace`.
+/// Forgets `ids` in `namespace` (in their shards and in the legacy object).
 pub async fn forget(env: &Env, namespace: &str, ids: &[String]) -> Result<()> {
-    call(env, "delete", json!({ "namespace": namespace, "ids": ids })).await.map(|_| ())
+    each(env, "delete", &by_object(ids), &json!({ "namespace": namespace })).await?;
+    call(env, LEGACY_OBJECT, "delete", json!({ "namespace": namespace, "ids": ids })).await.map(drop)
 }
 
 #[derive(Deserialize)]

@@ -128,6 +128,13 @@ pub async fn hand_over(env: &Env, store: &super::super::crypt::DoStore, me: &Sha
         *cache.borrow_mut() = Some(map);
     }
     let Some(map) = cache.borrow().clone() else { return Ok(from) };
+    if map.bucket_count(me.shard) == 0 {
+        // A split's new shard before the flip (or a map older than this
+        // shard): everything would look misplaced. Nothing moves; the map
+        // is read again next time.
+        *cache.borrow_mut() = None;
+        return Ok(from);
+    }
     let (found, next) = crate::api::longterm::rehome::misplaced(store, |b| map.owner(b) == me.shard, from, limits::LTM_CREATE_BATCH_MAX).await?;
     let mut by_owner: BTreeMap<ShardId, Vec<crate::api::longterm::rehome::Misplaced>> = BTreeMap::new();
     for m in found {
@@ -159,7 +166,12 @@ pub async fn hand_over(env: &Env, store: &super::super::crypt::DoStore, me: &Sha
         let mut resp = stub.fetch_with_request(req).await.map_err(w)?;
         if resp.status_code() != 200 {
             let v: Value = resp.json().await.unwrap_or_default();
-            return Err(error_from(resp.status_code(), &v));
+            let e = error_from(resp.status_code(), &v);
+            if matches!(e, Error::ShardMoved { .. }) {
+                // A split moved the owner: the next pass reads the map again.
+                *cache.borrow_mut() = None;
+            }
+            return Err(e);
         }
         crate::api::longterm::rehome::handed_over(store, part.into_iter().map(|m| m.id).collect(), super::super::now_ms()).await?;
     }

@@ -1,0 +1,138 @@
+// Splitting a shard (issue 21), under `wrangler dev` on this machine: one
+// tenant's records in a single shard (EDGEMEM_SHARDS_INITIAL=1), then an
+// admin split that moves half of its buckets to a new shard while a writer
+// creates records as fast as it can, half of them in moving buckets.
+// Reported: the split's time and its fence (from its report), the writes'
+// p50 / p99 / max latency during the split and the p99 of those answered
+// while the fence held, and the check that every acknowledged write is in
+// exactly one shard (0 lost, 0 duplicated). Per 100,000 records moved is
+// the measured figure scaled by the records the split moved.
+//
+//   make build && node benches/shard-split.mjs
+//   SPLIT_RECORDS=20000 node benches/shard-split.mjs
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { startWranglerDev } from "../tests/e2e/wrangler-dev.mjs";
+import { bucketOf, ownerIn } from "../tests/worker/split-check.mjs";
+
+const ROOT = fileURLToPath(new URL("../", import.meta.url));
+const RECORDS = Number(process.env.SPLIT_RECORDS ?? 100_000);
+const USERS = 2000;
+const NS = "splitbench";
+const WORDS = "otter quay granite tea lisbon kayak sourdough piano marathon allergy peanut invoice rent garden flight vegan train sister coffee budget kitchen paint blue bicycle".split(" ");
+
+let seed = 0x2545f491;
+const next = (k) => {
+  seed ^= seed << 13;
+  seed ^= seed >>> 17;
+  seed ^= seed << 5;
+  return (seed >>> 0) % k;
+};
+const sentence = (n) => Array.from({ length: n }, () => WORDS[next(WORDS.length)]).join(" ");
+
+function pct(xs, p) {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] : NaN;
+}
+
+async function call(base, method, path, body) {
+  const t = performance.now();
+  const r = await fetch(base + path, { method, headers: body ? { "content-type": "application/json" } : {}, body: body ? JSON.stringify(body) : undefined });
+  const text = await r.text();
+  return { ms: performance.now() - t, status: r.status, json: text ? JSON.parse(text) : null, text, at: t };
+}
+
+const dir = mkdtempSync(join(tmpdir(), "edgemem-split-bench-"));
+const dev = await startWranglerDev(ROOT, { persistDir: dir, vars: { EDGEMEM_DEV_MODE: "1", EDGEMEM_SHARDS_INITIAL: "1" } });
+const base = dev.url.replace(/\/$/, "");
+try {
+  const users = new Map();
+  const loadStart = performance.now();
+  for (let i = 0; i < RECORDS; i += 500) {
+    const memories = [];
+    for (let j = i; j < Math.min(RECORDS, i + 500); j++) {
+      const user = `user-${next(USERS)}`;
+      users.set(`r${j}`, user);
+      memories.push({ id: `r${j}`, user_id: user, text: `${sentence(6 + next(6))} ${j}` });
+    }
+    const r = await call(base, "POST", `/v1/long-term-memory/?namespace=${NS}`, { memories });
+    if (r.status !== 200) throw new Error(`load: ${r.status} ${r.text}`);
+  }
+  const loadS = (performance.now() - loadStart) / 1000;
+  process.stderr.write(`loaded ${RECORDS} records in ${loadS.toFixed(1)} s\n`);
+
+  // The writer: creates until the split answers, each timed.
+  const writes = [];
+  let done = false;
+  let n = 0;
+  const writer = (async () => {
+    while (!done) {
+      const id = `w${n++}`;
+      const user = `user-${next(USERS)}`;
+      const r = await call(base, "POST", `/v1/long-term-memory/?namespace=${NS}`, { memories: [{ id, user_id: user, text: `written during the split ${id}` }] });
+      writes.push({ id, user, ms: r.ms, at: r.at, status: r.status });
+    }
+  })();
+  await new Promise((r) => setTimeout(r, 500));
+  const splitStart = performance.now();
+  const split = await call(base, "POST", `/v1/admin/shards/split?namespace=${NS}`, { shard: 0 });
+  const splitEnd = performance.now();
+  done = true;
+  await writer;
+  if (split.status !== 200) throw new Error(`split: ${split.status} ${split.text}`);
+  const rep = split.json;
+
+  const st = await call(base, "GET", `/v1/admin/shards?namespace=${NS}`);
+  const held = st.json.shards.map((s) => ({ shard: s.shard, records: s.records }));
+  const moved = held.find((s) => s.shard === rep.to).records;
+  // Every acknowledged write in exactly one shard, its bucket's owner: read by id.
+  const acked = writes.filter((w) => w.status === 200);
+  let lost = 0;
+  let misplaced = 0;
+  for (const w of acked) {
+    const r = await call(base, "GET", `/v1/long-term-memory/${w.id}?namespace=${NS}`);
+    if (r.status !== 200) lost++;
+    users.set(w.id, w.user);
+  }
+  const ids = await call(base, "GET", `/v1/admin/shards?namespace=${NS}&ids=true`);
+  const seen = new Map();
+  let duplicated = 0;
+  for (const s of ids.json.shards) for (const id of s.ids) {
+    if (seen.has(id)) duplicated++;
+    seen.set(id, s.shard);
+    if (users.has(id) && ownerIn(ids.json.map, bucketOf(users.get(id))) !== s.shard) misplaced++;
+  }
+  const during = writes.filter((w) => w.at >= splitStart && w.at <= splitEnd);
+  const fenceStart = splitEnd - (rep.fence_ms ?? 0);
+  const fenced = writes.filter((w) => w.at + w.ms >= fenceStart && w.at <= splitEnd);
+  const per100k = (x) => (x * 100_000) / Math.max(1, moved);
+  const out = {
+    records: RECORDS,
+    load_s: +loadS.toFixed(1),
+    moved_records: moved,
+    kept_records: held.find((s) => s.shard === rep.from).records,
+    split_ms: rep.split_ms,
+    fence_ms: rep.fence_ms,
+    rounds: rep.rounds,
+    items_copied: rep.items_copied,
+    split_s_per_100k_moved: +(per100k(rep.split_ms) / 1000).toFixed(1),
+    writes_during_split: during.length,
+    write_ms_p50: +pct(during.map((w) => w.ms), 50).toFixed(1),
+    write_ms_p99: +pct(during.map((w) => w.ms), 99).toFixed(1),
+    write_ms_max: +Math.max(...during.map((w) => w.ms)).toFixed(1),
+    writes_in_fence: fenced.length,
+    fenced_write_ms_p99: +pct(fenced.map((w) => w.ms), 99).toFixed(1),
+    refused_409: writes.filter((w) => w.status === 409).length,
+    other_errors: writes.filter((w) => ![200, 409].includes(w.status)).length,
+    acknowledged: acked.length,
+    lost,
+    duplicated,
+    misplaced,
+  };
+  console.log(JSON.stringify(out, null, 2));
+} finally {
+  await dev.stop();
+  rmSync(dir, { recursive: true, force: true });
+}
