@@ -18,7 +18,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { spawnWrangler, prng } from "./chaos-harness.mjs";
+import { spawnWrangler, prng, call as harnessCall } from "./chaos-harness.mjs";
 import { checkPlacement } from "./split-check.mjs";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -27,19 +27,8 @@ const KILLS = Number(process.env.EDGEMEM_SPLIT_KILLS ?? 3);
 const NS = "splitchaos";
 const VARS = { EDGEMEM_DEV_MODE: "1", EDGEMEM_SHARDS_INITIAL: "2" };
 
-async function call(base, method, path, body) {
-  try {
-    const r = await fetch(base + path.replace(/^\//, ""), { method, headers: body === undefined ? {} : { "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(60_000) });
-    const text = await r.text();
-    let json = null;
-    try {
-      json = JSON.parse(text);
-    } catch {}
-    return { status: r.status, json, text };
-  } catch (e) {
-    return { status: 0, json: null, text: String(e) };
-  }
-}
+/** The harness's client (never throws), with a split's longer timeout. */
+const call = (base, method, path, body) => harnessCall(base, method, path, body, { timeoutMs: 60_000 });
 
 /** The tenant's shards once no split is in progress (the alarm finishes one). */
 async function settled(base) {
@@ -67,7 +56,7 @@ test(`splits survive SIGKILL at a random point (seed ${SEED}, ${KILLS} kills)`, 
     const user = i % 5 === 0 ? undefined : `u${i % 31}`;
     const r = await call(base, "POST", `/v1/long-term-memory/?namespace=${NS}`, { memories: [{ id, text: `chaos note ${i} for ${user ?? "nobody"}`, ...(user ? { user_id: user } : {}) }] });
     statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
-    if (r.status === 0 && !firstError) firstError = `${base}: ${r.text}`;
+    if (r.status === 0 && !firstError) firstError = `${base}: ${r.error}`;
     if (r.status === 200) {
       live.add(id);
       if (user) users.set(id, user);

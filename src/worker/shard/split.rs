@@ -143,26 +143,33 @@ pub async fn serve_split(state: &State, env: &Env, lock: &Mutex<()>, body: &[u8]
         Some(mv) => mv,
         None => plan(state, env, &b, now).await?,
     };
-    drive(state, env, mv, fault.as_deref()).await
+    let report = drive(state, env, mv, fault.as_deref()).await;
+    if report.is_err() {
+        // The alarm set at the plan may have run already: set it again.
+        arm(state, now + RETRY_MS).await?;
+    }
+    report
 }
 
 /// The directory's alarm: a move logged and not done runs again; a split
 /// a shard asked for starts. `None`: this object is no directory with work.
 pub async fn on_alarm(state: &State, env: &Env, lock: &Mutex<()>, now: Millis) -> Result<Option<Value>> {
+    // One read for every object that is no directory.
+    if read::<Value>(state, MAP_KEY).await?.is_none() {
+        return Ok(None);
+    }
     let _held = lock.lock().await;
     if let Some(mv) = read::<Move>(state, MOVE_KEY).await? {
         return drive(state, env, mv, None).await.map(Some);
     }
-    let Some(shard) = read::<Option<ShardId>>(state, WANT_KEY).await? else {
-        // A directory has no store to wake.
-        return Ok(read::<Value>(state, MAP_KEY).await?.map(|_| Value::Null));
-    };
+    // A directory has no store to wake.
+    let Some(shard) = read::<Option<ShardId>>(state, WANT_KEY).await? else { return Ok(Some(Value::Null)) };
     state.storage().delete(WANT_KEY).await.map_err(storage_error(WANT_KEY))?;
-    let Some(map) = read::<ShardMap>(state, MAP_KEY).await? else { return Ok(None) };
-    let Some(me) = read::<Tenant>(state, TENANT_KEY).await? else { return Ok(None) };
+    let Some(map) = read::<ShardMap>(state, MAP_KEY).await? else { return Ok(Some(Value::Null)) };
+    let Some(me) = read::<Tenant>(state, TENANT_KEY).await? else { return Ok(Some(Value::Null)) };
     let body = SplitBody { tenant: me.tenant, shard, reason: "records".into(), headers: me.headers };
     if shard.is_some_and(|s| map.bucket_count(s) < 2) {
-        return Ok(None);
+        return Ok(Some(Value::Null));
     }
     let mv = plan(state, env, &body, now).await?;
     drive(state, env, mv, None).await.map(Some)
