@@ -14,6 +14,7 @@ mod fanout;
 mod feed;
 mod front;
 mod mcp;
+mod publish;
 mod routing;
 mod services;
 mod shard;
@@ -30,8 +31,6 @@ use crate::api::{self, Ctx};
 use crate::core::error::Error;
 use crate::core::limits;
 use crate::core::time::Millis;
-use crate::store::{Sealed, StoreConfig};
-use backend::KvBackend;
 use crypt::{DoStore, RequestKeys, Tenant};
 use sql::SqlBackend;
 
@@ -387,7 +386,7 @@ impl MemoryObject {
             return Ok(out);
         }
         if method == Method::Post && url.path() == "/v1/snapshots/publish" {
-            return self.publish(&store, namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE)).await;
+            return publish::publish(&self.env, &store, namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE)).await;
         }
         let query = api::parse_query(url.query().unwrap_or(""));
         if method == Method::Get && url.path() == "/v1/events" {
@@ -422,7 +421,7 @@ impl MemoryObject {
             self.alarm_at.set(None);
             // The right to be forgotten reaches the KV replica too: a
             // published snapshot is replaced (its old generation retired).
-            self.republish_if_published(&store, namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE)).await?;
+            publish::republish_if_published(&self.env, &store, namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE)).await?;
         }
         // A read-through GET of a service's state writes too.
         if (method != Method::Get || url.path().starts_with("/v1/services/")) && resp.status == 200 {
@@ -483,30 +482,6 @@ impl MemoryObject {
         store.set_privacy_key(privacy_key(&self.env, namespace, dev)?);
         Ok(())
     }
-
-    /// Publishes again when a replica of this tenant exists in KV.
-    async fn republish_if_published(&self, store: &DoStore, namespace: &str) -> Result<(), Error> {
-        let Ok(kv) = self.env.kv(SNAPSHOTS_BINDING) else { return Ok(()) };
-        let config = StoreConfig { key_prefix: format!("{namespace}/"), ..StoreConfig::default() };
-        let backend = KvBackend { kv };
-        if crate::store::Backend::get(&backend, &crate::store::head_key(&config.key_prefix)).await?.is_some() {
-            publish_to(store, backend, &config).await?;
-        }
-        Ok(())
-    }
-
-    /// Publishes this tenant's snapshot to the KV binding, for read-mostly
-    /// replicas (`Memory.openPublished` with a `KVStore`).
-    async fn publish(&self, store: &DoStore, namespace: &str) -> Result<Response, Error> {
-        let kv = self
-            .env
-            .kv(SNAPSHOTS_BINDING)
-            .map_err(|_| Error::not_found("binding", SNAPSHOTS_BINDING))?;
-        let config = StoreConfig { key_prefix: format!("{namespace}/"), ..StoreConfig::default() };
-        let stats = publish_to(store, KvBackend { kv }, &config).await?;
-        let body = serde_json::json!({ "snapshot_gen": stats.snapshot_gen, "snapshot_bytes": stats.snapshot_bytes, "last_seq": stats.last_seq, "key_prefix": config.key_prefix });
-        json_response(api::Response { status: 200, body, raw: None, content_type: None }).map_err(|e| Error::Internal { detail: e.to_string() })
-    }
 }
 
 /// A namespace's privacy key, from `EDGEMEM_PRIVACY_KEY`: none without the
@@ -521,16 +496,6 @@ fn privacy_key(env: &Env, namespace: &str, dev: bool) -> Result<Option<crate::co
         None => return Ok(None),
     };
     crate::core::privacy::PseudonymKey::derive(secret.as_bytes(), namespace).map(Some)
-}
-
-/// Publishes to KV: a sealed tenant's replica is sealed under its key.
-async fn publish_to(store: &DoStore, kv: KvBackend, config: &StoreConfig) -> Result<crate::store::StoreStats, Error> {
-    match store.current_key().await {
-        // One publish path (one instantiation): plaintext goes through the
-        // adapter's pass-through.
-        None => store.publish_sealed(&Sealed::<_, crate::webcrypto::WebCipher>::passthrough(kv), config).await,
-        Some(key) => store.publish_sealed(&Sealed::for_publish(kv, &config.key_prefix, key).await?, config).await,
-    }
 }
 
 impl DurableObject for MemoryObject {

@@ -1,0 +1,45 @@
+//! Publishing a tenant's snapshot to the KV binding, for read-mostly
+//! replicas (`Memory.openPublished` with a `KVStore`), and publishing again
+//! after an erasure so the right to be forgotten reaches the replica.
+
+use worker::{Env, Response};
+
+use super::backend::KvBackend;
+use super::crypt::DoStore;
+use super::{json_response, SNAPSHOTS_BINDING};
+use crate::api;
+use crate::core::error::Error;
+use crate::store::{Sealed, StoreConfig};
+
+/// Publishes again when a replica of this tenant exists in KV.
+pub(super) async fn republish_if_published(env: &Env, store: &DoStore, namespace: &str) -> Result<(), Error> {
+    let Ok(kv) = env.kv(SNAPSHOTS_BINDING) else { return Ok(()) };
+    let config = StoreConfig { key_prefix: format!("{namespace}/"), ..StoreConfig::default() };
+    let backend = KvBackend { kv };
+    if crate::store::Backend::get(&backend, &crate::store::head_key(&config.key_prefix)).await?.is_some() {
+        publish_to(store, backend, &config).await?;
+    }
+    Ok(())
+}
+
+/// Publishes this tenant's snapshot to the KV binding, for read-mostly
+/// replicas (`Memory.openPublished` with a `KVStore`).
+pub(super) async fn publish(env: &Env, store: &DoStore, namespace: &str) -> Result<Response, Error> {
+    let kv = env
+        .kv(SNAPSHOTS_BINDING)
+        .map_err(|_| Error::not_found("binding", SNAPSHOTS_BINDING))?;
+    let config = StoreConfig { key_prefix: format!("{namespace}/"), ..StoreConfig::default() };
+    let stats = publish_to(store, KvBackend { kv }, &config).await?;
+    let body = serde_json::json!({ "snapshot_gen": stats.snapshot_gen, "snapshot_bytes": stats.snapshot_bytes, "last_seq": stats.last_seq, "key_prefix": config.key_prefix });
+    json_response(api::Response { status: 200, body, raw: None, content_type: None }).map_err(|e| Error::Internal { detail: e.to_string() })
+}
+
+/// Publishes to KV: a sealed tenant's replica is sealed under its key.
+async fn publish_to(store: &DoStore, kv: KvBackend, config: &StoreConfig) -> Result<crate::store::StoreStats, Error> {
+    match store.current_key().await {
+        // One publish path (one instantiation): plaintext goes through the
+        // adapter's pass-through.
+        None => store.publish_sealed(&Sealed::<_, crate::webcrypto::WebCipher>::passthrough(kv), config).await,
+        Some(key) => store.publish_sealed(&Sealed::for_publish(kv, &config.key_prefix, key).await?, config).await,
+    }
+}
