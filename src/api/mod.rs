@@ -45,7 +45,7 @@ use crate::core::session::{validate_id, Session};
 use crate::core::time::Millis;
 use crate::store::{Backend, Store};
 
-pub use request::{from_value, parse_json, parse_query, percent_decode, split_target};
+pub use request::{from_value, parse_json, parse_query, percent_decode, query_flag, split_target};
 use request::segments;
 
 /// Package version, reported by `/v1/health`.

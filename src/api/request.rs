@@ -26,6 +26,17 @@ pub fn parse_query(q: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// A boolean query parameter `name` (`true`/`1`, `false`/`0`; absent is
+/// false); anything else is `invalid_query`.
+pub fn query_flag(name: &str, value: Option<&str>) -> Result<bool> {
+    match value {
+        None => Ok(false),
+        Some("true" | "1") => Ok(true),
+        Some("false" | "0") => Ok(false),
+        Some(v) => Err(Error::InvalidQuery { param: name.into(), reason: format!("must be true or false, got {v:?}") }),
+    }
+}
+
 /// Decodes `%XX` escapes; invalid escapes and invalid UTF-8 are kept lossily
 /// rather than refused, so the id validation reports them.
 pub fn percent_decode(s: &str) -> String {

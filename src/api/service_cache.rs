@@ -198,12 +198,7 @@ fn table<B: Backend>(store: &Store<B>) -> impl std::future::Future<Output = Resu
 }
 
 fn flag(req: &Request<'_>, name: &str) -> Result<bool> {
-    match req.param(name) {
-        None => Ok(false),
-        Some("true" | "1") => Ok(true),
-        Some("false" | "0") => Ok(false),
-        Some(v) => Err(Error::InvalidQuery { param: name.into(), reason: format!("must be true or false, got {v:?}") }),
-    }
+    super::query_flag(name, req.param(name))
 }
 
 fn agent_param<'a>(req: &'a Request<'_>) -> Result<&'a str> {

@@ -55,11 +55,7 @@ pub async fn admin(env: &Env, dev: bool, principal: &Principal, method: &str, pa
             Ok(report)
         }
         ("GET", "/v1/admin/shards") => {
-            let ids = match param("ids") {
-                None | Some("false") => false,
-                Some("true") => true,
-                Some(other) => return Err(Error::InvalidQuery { param: "ids".into(), reason: format!("true or false, got {other:?}") }),
-            };
+            let ids = api::query_flag("ids", param("ids"))?;
             let mut v = call(env, &directory_name(&tenant), STATUS_PATH, &json!({}), &[]).await?;
             let mut shards = Vec::new();
             for s in map.shards() {
