@@ -16,6 +16,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startWranglerDev } from "../tests/e2e/wrangler-dev.mjs";
+import { WORDS, next, sentence, pct } from "./shard-corpus.mjs";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 const RECORDS = Number(process.env.SHARD_RECORDS ?? 4000);
@@ -24,23 +25,8 @@ const COUNTS = (process.env.SHARD_COUNTS ?? "unsharded,1,4,16,64").split(",");
 const USERS = 200;
 const SLOW_MS = 600;
 const DEADLINE_MS = 300;
-const WORDS = "otter quay granite tea lisbon kayak sourdough piano marathon allergy peanut invoice rent garden flight vegan train sister coffee budget kitchen paint blue bicycle".split(" ");
-
-let seed = 0x2545f491;
-const next = (k) => {
-  seed ^= seed << 13;
-  seed ^= seed >>> 17;
-  seed ^= seed << 5;
-  return (seed >>> 0) % k;
-};
-const sentence = (n) => Array.from({ length: n }, () => WORDS[next(WORDS.length)]).join(" ");
 const records = Array.from({ length: RECORDS }, (_, i) => ({ id: `r${i}`, user_id: `user-${next(USERS)}`, text: `${sentence(6 + next(6))} ${i}`, topics: [WORDS[next(5)]] }));
 const queries = Array.from({ length: SEARCHES }, () => sentence(2));
-
-function pct(xs, p) {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
-}
 
 async function post(url, body, { allow = [] } = {}) {
   const t = performance.now();

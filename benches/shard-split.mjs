@@ -15,6 +15,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startWranglerDev } from "../tests/e2e/wrangler-dev.mjs";
+import { next, sentence, pct } from "./shard-corpus.mjs";
 import { bucketOf, ownerIn } from "../tests/worker/split-check.mjs";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
@@ -24,21 +25,6 @@ const ROOT = fileURLToPath(new URL("../", import.meta.url));
 const RECORDS = Number(process.env.SPLIT_RECORDS ?? 20_000);
 const USERS = 2000;
 const NS = "splitbench";
-const WORDS = "otter quay granite tea lisbon kayak sourdough piano marathon allergy peanut invoice rent garden flight vegan train sister coffee budget kitchen paint blue bicycle".split(" ");
-
-let seed = 0x2545f491;
-const next = (k) => {
-  seed ^= seed << 13;
-  seed ^= seed >>> 17;
-  seed ^= seed << 5;
-  return (seed >>> 0) % k;
-};
-const sentence = (n) => Array.from({ length: n }, () => WORDS[next(WORDS.length)]).join(" ");
-
-function pct(xs, p) {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length ? s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] : NaN;
-}
 
 async function call(base, method, path, body) {
   const t = performance.now();
