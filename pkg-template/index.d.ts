@@ -913,6 +913,7 @@ export type FeedKind =
   | "summary_view.created"
   | "summary_view.deleted"
   | "summary_view.refreshed"
+  | "summary_view.source_changed"
   | "task.updated"
   | "shard.moved_in"
   | "shard.moved_out";

@@ -567,3 +567,5 @@ mod export_tests;
 mod extraction_tests;
 #[cfg(test)]
 mod summary_views_tests;
+#[cfg(test)]
+mod summary_views_shard_tests;

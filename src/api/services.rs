@@ -9,6 +9,8 @@ use std::rc::Rc;
 
 use futures_util::future::LocalBoxFuture;
 
+use super::summary_views::GatherPart;
+
 use crate::core::budget::models::{self, Counting};
 use crate::core::budget::{Counter, Estimator};
 use crate::core::error::{Error, Result};
@@ -16,6 +18,8 @@ use crate::core::extract::{Candidate, Strategy};
 use crate::core::history::CountCache;
 use crate::core::retrieval::StaticEmbedder;
 use crate::core::session::Message;
+use crate::core::summary_views::{Group, SummaryView};
+use crate::core::time::Millis;
 use crate::core::tokenizer::{Encoding, EncodingName};
 
 /// Host services for the routes that count tokens or summarize.
@@ -67,6 +71,14 @@ pub trait Services {
     /// from its answer, admitted exactly by the engine. `None` (every host
     /// today): the engine's own index answers.
     fn external_index(&self) -> Option<&dyn super::external_index::ExternalIndex> {
+        None
+    }
+
+    /// A sharded tenant's home: the parts of a summary-view run of `view`
+    /// that the tenant's other shards hold (each answers
+    /// [`super::summary_views::gather`]). `None` (an unsharded store): this
+    /// store holds every record.
+    fn summary_parts<'a>(&'a self, _view: &'a SummaryView, _only: Option<&'a Group>, _now: Millis) -> Option<LocalBoxFuture<'a, Result<Vec<GatherPart>>>> {
         None
     }
 }

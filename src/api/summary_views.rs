@@ -15,7 +15,7 @@
 //! Views and tasks live in the tenant a request is routed to: like every
 //! route, `?namespace=` (or a create's `filters.namespace`) names it.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
@@ -28,7 +28,8 @@ use crate::core::history::extractive;
 use crate::core::ids::ulid;
 use crate::core::limits;
 use crate::core::session::{validate_id, Message};
-use crate::core::summary_views::{check_field, check_value, choose, group_key, Group, Partition, SummaryView, SummaryViewApplied, SummaryViewOp, Task, TaskStatus, FIELDS, TASK_TYPE_FULL_RUN};
+use crate::core::summary_views::{check_field, check_value, choose, group_key, too_many_partitions, Group, Partition, SummaryView, SummaryViewApplied, SummaryViewOp, Task, TaskStatus, FIELDS, TASK_TYPE_FULL_RUN};
+use crate::core::retrieval::record::MemoryRecord;
 use crate::core::time::{format_rfc3339, Millis};
 use crate::store::{Backend, Store};
 
@@ -228,25 +229,133 @@ struct Owned {
     users: Vec<String>,
 }
 
-/// The view and its partitions at `now` (only `only`, when given).
-async fn read_chosen<B: Backend>(store: &Store<B>, view_id: &str, only: Option<&Group>, now: Millis) -> Result<(SummaryView, Vec<Owned>)> {
-    store
+/// The view and its partitions at `now` (only `only`, when given). A
+/// sharded tenant's home gathers the other shards' parts through
+/// [`Services::summary_parts`] and merges them with its own
+/// ([`merge_parts`]); the answer is what one store holding every record
+/// would choose.
+async fn read_chosen<B: Backend>(store: &Store<B>, services: &dyn Services, view_id: &str, only: Option<&Group>, now: Millis) -> Result<(SummaryView, Vec<Owned>)> {
+    let view = store.read(|e| e.summary_views().view(view_id).map(|s| s.view.clone())).await?.ok_or_else(|| Error::not_found("summary view", view_id))?;
+    let remote = match services.summary_parts(&view, only, now) {
+        Some(parts) => Some(parts.await?),
+        None => None,
+    };
+    if let Some(remote) = remote {
+        let mut parts = gather(store, &view, only, now).await?;
+        parts.extend(remote);
+        return Ok((view, merge_parts(parts, only)?));
+    }
+    let owned = store
         .read(|e| {
-            let state = e.summary_views().view(view_id).ok_or_else(|| Error::not_found("summary view", view_id))?;
-            let chosen = choose(&state.view, e.longterm().records(), only, now)?;
-            let owned = chosen
-                .into_iter()
-                .map(|c| {
-                    let mut users: Vec<String> = c.memories.iter().filter_map(|r| r.user_id.clone()).collect();
-                    users.sort();
-                    users.dedup();
-                    let memories = c.memories.iter().map(|r| turn("", &r.id, &r.text, r.created_at)).collect();
-                    Owned { group: c.group, memories, users }
-                })
-                .collect();
-            Ok((state.view.clone(), owned))
+            choose(&view, e.longterm().records(), only, now).map(|chosen| {
+                chosen
+                    .into_iter()
+                    .map(|c| {
+                        let memories = c.memories.iter().map(|r| GatherMemory::of(r)).collect();
+                        owned(c.group, memories)
+                    })
+                    .collect::<Vec<_>>()
+            })
         })
-        .await?
+        .await??;
+    Ok((view, owned))
+}
+
+/// A partition's memories as a run summarizes them (newest first), with
+/// the users they came from.
+fn owned(group: Group, memories: Vec<GatherMemory>) -> Owned {
+    let mut users: Vec<String> = memories.iter().filter_map(|m| m.user_id.clone()).collect();
+    users.sort();
+    users.dedup();
+    let memories = memories.into_iter().map(|m| turn("", &m.id, &m.text, m.created_at)).collect();
+    Owned { group, memories, users }
+}
+
+/// One group of a shard's part of a summary-view run: what
+/// [`choose`] picked there, newest first and bounded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GatherPart {
+    pub group: Group,
+    pub memories: Vec<GatherMemory>,
+}
+
+/// One memory of a [`GatherPart`]: what a summary needs of a record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GatherMemory {
+    pub id: String,
+    pub text: String,
+    pub created_at: Millis,
+    /// As stored (sealed under a pseudonymizing policy).
+    #[serde(default)]
+    pub user_id: Option<String>,
+}
+
+impl GatherMemory {
+    fn of(r: &MemoryRecord) -> GatherMemory {
+        GatherMemory { id: r.id.clone(), text: r.text.clone(), created_at: r.created_at, user_id: r.user_id.clone() }
+    }
+
+    fn bytes(&self) -> usize {
+        self.id.len() + self.text.len() + self.user_id.as_ref().map_or(0, String::len)
+    }
+}
+
+/// A sharded tenant's shard's part of a run of `view` (sent by its home,
+/// `only` already sealed as the home seals a request's group): its records'
+/// groups as [`choose`] picks them, at most
+/// [`limits::SHARD_SUMMARY_PART_BYTES_MAX`] bytes of memories.
+pub async fn gather<B: Backend>(store: &Store<B>, view: &SummaryView, only: Option<&Group>, now: Millis) -> Result<Vec<GatherPart>> {
+    view.validate()?;
+    let parts = store
+        .read(|e| {
+            choose(view, e.longterm().records(), only, now).map(|chosen| chosen.into_iter().map(|c| GatherPart { group: c.group, memories: c.memories.iter().map(|r| GatherMemory::of(r)).collect() }).collect::<Vec<_>>())
+        })
+        .await??;
+    let bytes: usize = parts.iter().flat_map(|p| &p.memories).map(GatherMemory::bytes).sum();
+    if bytes > limits::SHARD_SUMMARY_PART_BYTES_MAX {
+        return Err(Error::too_large("one shard's memories for a summary view run (add filters, or run partitions one at a time)", bytes, limits::SHARD_SUMMARY_PART_BYTES_MAX));
+    }
+    Ok(parts)
+}
+
+/// The shards' parts of a run merged as one store would have chosen: each
+/// group's memories together, a record held by two shards at once (a
+/// split between its flip and its collection, a hand-over between its
+/// create and its delete) once, newest first, bounded; groups in key order,
+/// more than [`limits::SUMMARY_VIEW_PARTITIONS_PER_RUN_MAX`] refused.
+fn merge_parts(parts: Vec<GatherPart>, only: Option<&Group>) -> Result<Vec<Owned>> {
+    let mut groups: std::collections::BTreeMap<String, (Group, Vec<GatherMemory>)> = std::collections::BTreeMap::new();
+    if let Some(g) = only {
+        groups.insert(group_key(g), (g.clone(), Vec::new()));
+    }
+    for p in parts {
+        let key = group_key(&p.group);
+        if !groups.contains_key(&key) && groups.len() >= limits::SUMMARY_VIEW_PARTITIONS_PER_RUN_MAX {
+            return Err(too_many_partitions());
+        }
+        groups.entry(key).or_insert_with(|| (p.group, Vec::new())).1.extend(p.memories);
+    }
+    Ok(groups
+        .into_values()
+        .map(|(group, mut memories)| {
+            memories.sort_by(|a, b| b.created_at.cmp(&a.created_at).then_with(|| a.id.cmp(&b.id)));
+            memories.dedup_by(|a, b| a.id == b.id);
+            memories.truncate(limits::SUMMARY_VIEW_MEMORIES_PER_PARTITION_MAX);
+            owned(group, memories)
+        })
+        .collect())
+}
+
+/// A sharded tenant's home, told by a shard that its long-term memory
+/// changed: continuous views become due ([`SummaryViewOp::SourceChanged`],
+/// logged only when there is one). Answers whether there is one, so a
+/// shard of a tenant without any stops telling for a while.
+pub async fn source_changed<B: Backend>(store: &Store<B>, now: Millis) -> Result<bool> {
+    if !store.read(|e| e.summary_views().has_continuous()).await? {
+        return Ok(false);
+    }
+    store.apply(Op::SummaryView(SummaryViewOp::SourceChanged), now).await?;
+    Ok(true)
 }
 
 fn turn(role: &str, id: &str, content: &str, at: Millis) -> Message {
@@ -306,7 +415,7 @@ pub async fn run_partition<B: Backend>(store: &Store<B>, services: &dyn Services
     for (f, v) in &group {
         check_value(f, &format!("group.{f}"), v)?;
     }
-    let (view, chosen) = read_chosen(store, view_id, Some(&group), now).await?;
+    let (view, chosen) = read_chosen(store, services, view_id, Some(&group), now).await?;
     let partitions = summarize_all(services, &view, chosen, now).await?;
     let p = partitions.into_iter().next().ok_or_else(|| Error::Internal { detail: "no partition chosen".into() })?;
     store.apply(Op::SummaryView(SummaryViewOp::Store { view_id: view_id.to_owned(), partitions: vec![p.clone()], full: false, task: None }), now).await?;
@@ -333,7 +442,7 @@ pub async fn run_view<B: Backend>(store: &Store<B>, services: &dyn Services, vie
     record_task(store, &pending, now).await?;
     let running = pending.step(TaskStatus::Running, None, now);
     record_task(store, &running, now).await?;
-    let outcome = match read_chosen(store, view_id, None, now).await {
+    let outcome = match read_chosen(store, services, view_id, None, now).await {
         Ok((view, chosen)) => summarize_all(services, &view, chosen, now).await,
         Err(e) => Err(e),
     };

@@ -29,6 +29,9 @@ pub(super) struct TestServices {
     pub(super) extract_calls: std::cell::Cell<usize>,
     /// A tenant-wide external vector index (none by default).
     pub(super) external: Option<crate::api::external_index::LocalFake>,
+    /// A sharded tenant's other shards, for summary-view runs at home
+    /// (none: an unsharded store).
+    pub(super) shards: Vec<Store<MemoryBackend>>,
 }
 
 impl services::Services for TestServices {
@@ -66,6 +69,19 @@ impl services::Services for TestServices {
                 Ok(json) => crate::api::extraction::candidates_from_json(&json, turns),
                 Err(()) => Err(Error::HookFailed { hook: "extractor".into(), reason: "the hook threw: model overloaded".into() }),
             }
+        }))
+    }
+
+    fn summary_parts<'a>(&'a self, view: &'a crate::core::summary_views::SummaryView, only: Option<&'a crate::core::summary_views::Group>, now: Millis) -> Option<futures_util::future::LocalBoxFuture<'a, Result<Vec<summary_views::GatherPart>>>> {
+        if self.shards.is_empty() {
+            return None;
+        }
+        Some(Box::pin(async move {
+            let mut parts = Vec::new();
+            for shard in &self.shards {
+                parts.extend(summary_views::gather(shard, view, only, now).await?);
+            }
+            Ok(parts)
         }))
     }
 

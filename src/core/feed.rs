@@ -27,7 +27,7 @@ pub use subscription::{resync_notice, Offer, Subscription, CLOSE_SLOW_CONSUMER};
 
 /// Every event kind, `area.verb`. The list is closed: `index.d.ts` and the
 /// `kinds` filter are checked against it.
-pub const KINDS: [&str; 51] = [
+pub const KINDS: [&str; 52] = [
     "working_memory.updated",
     "working_memory.created",
     "working_memory.appended",
@@ -76,6 +76,7 @@ pub const KINDS: [&str; 51] = [
     "summary_view.created",
     "summary_view.deleted",
     "summary_view.refreshed",
+    "summary_view.source_changed",
     "task.updated",
     "shard.moved_in",
     "shard.moved_out",
@@ -175,6 +176,7 @@ pub fn event_of(seq: u64, entry: &LogEntry) -> FeedEvent {
             SummaryViewOp::Delete { view_id } => e("summary_view.deleted", view_id),
             SummaryViewOp::Task { task } => e("task.updated", &task.id),
             SummaryViewOp::Store { view_id, partitions, task, .. } => e("summary_view.refreshed", view_id).many(task.iter().map(|t| t.id.as_str())).counted(partitions.len()),
+            SummaryViewOp::SourceChanged => e("summary_view.source_changed", ""),
         },
         Op::MoveIn { move_id, items, remove, .. } => e("shard.moved_in", &move_id.to_string()).counted(items.len() + remove.len()),
         Op::MoveOut { keys } => e("shard.moved_out", "").counted(keys.len()),

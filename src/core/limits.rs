@@ -158,6 +158,16 @@ limits! {
     /// Bytes of one shard's answer to a fan-out round (its merged part):
     /// at most two lists of `VECTOR_K_MAX` records, far below this.
     pub const SHARD_PART_BYTES_MAX: usize = 16 * 1024 * 1024;
+    /// Bytes of the memories one shard sends its home for a summary-view
+    /// run (texts, ids, user ids): a run whose groups hold more in one
+    /// shard fails with `payload_too_large` (add filters, or run partitions one at
+    /// a time) rather than gather an unbounded answer.
+    pub const SHARD_SUMMARY_PART_BYTES_MAX: usize = 8 * 1024 * 1024;
+    /// How long a shard trusts its home's answer that the tenant has no
+    /// continuous summary view, in milliseconds, before it tells home of
+    /// its long-term changes again. Creating a continuous view resets every
+    /// shard's trust at once; this bounds a shard the reset missed.
+    pub const SHARD_VIEWS_NONE_TRUST_MS: u64 = 60_000;
     /// Longest encryption key id: it is stored in every sealed value's
     /// envelope, in plaintext (`[A-Za-z0-9._-]`, at least one byte).
     pub const CRYPT_KEY_ID_BYTES_MAX: usize = 32;

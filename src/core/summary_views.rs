@@ -157,6 +157,12 @@ pub struct Chosen<'a> {
     pub memories: Vec<&'a MemoryRecord>,
 }
 
+/// A run that would summarize more than
+/// [`limits::SUMMARY_VIEW_PARTITIONS_PER_RUN_MAX`] groups.
+pub fn too_many_partitions() -> Error {
+    Error::LimitExceeded { what: "partitions in one summary view run (add filters, or run partitions one at a time)".into(), limit: limits::SUMMARY_VIEW_PARTITIONS_PER_RUN_MAX as u64 }
+}
+
 /// The partitions a run of `view` summarizes at `now`: the records it
 /// admits, grouped, newest first within each group and bounded. With
 /// `only`, just that group (answered even when it has no memory). More
@@ -173,7 +179,7 @@ pub fn choose<'a>(view: &SummaryView, records: impl Iterator<Item = &'a MemoryRe
         }
         let key = group_key(&group);
         if !groups.contains_key(&key) && groups.len() >= limits::SUMMARY_VIEW_PARTITIONS_PER_RUN_MAX {
-            return Err(Error::LimitExceeded { what: "partitions in one summary view run (add filters, or run partitions one at a time)".into(), limit: limits::SUMMARY_VIEW_PARTITIONS_PER_RUN_MAX as u64 });
+            return Err(too_many_partitions());
         }
         groups.entry(key).or_insert_with(|| Chosen { group, memories: Vec::new() }).memories.push(r);
     }
@@ -304,6 +310,10 @@ pub enum SummaryViewOp {
     /// (a full run), else they are merged (one partition). With `task`, the
     /// task's final record, in the same op.
     Store { view_id: String, partitions: Vec<Partition>, full: bool, task: Option<Task> },
+    /// Long-term memory changed in another shard of a sharded tenant,
+    /// whose home object keeps the views: continuous views become due as
+    /// if it had changed here.
+    SourceChanged,
 }
 
 /// What a summary-view op did.
@@ -313,6 +323,7 @@ pub enum SummaryViewApplied {
     Deleted { view_id: String },
     Task(Task),
     Stored { view_id: String, partitions: usize },
+    SourceChanged,
 }
 
 /// The tenant's views and tasks.
@@ -386,6 +397,10 @@ impl SummaryViews {
                 }
                 Ok(SummaryViewApplied::Stored { view_id: view_id.clone(), partitions: partitions.len() })
             }
+            SummaryViewOp::SourceChanged => {
+                self.long_term_changed();
+                Ok(SummaryViewApplied::SourceChanged)
+            }
         }
     }
 
@@ -431,6 +446,17 @@ impl SummaryViews {
     /// Notes a change to long-term memory.
     pub fn long_term_changed(&mut self) {
         self.ltm_version += 1;
+    }
+
+    /// Changes to long-term memory applied so far: a sharded tenant's
+    /// shard compares it around a request to know whether to tell home.
+    pub fn ltm_version(&self) -> u64 {
+        self.ltm_version
+    }
+
+    /// Whether any view is continuous.
+    pub fn has_continuous(&self) -> bool {
+        self.views.values().any(|s| s.view.continuous)
     }
 
     /// Erases every stored summary made from `user_id`'s memories (a
