@@ -9,11 +9,15 @@
 //! What lives where (docs/plans/issue-21.md §2.3): long-term records and
 //! consent in their user's shard (a record without a user in its own id's),
 //! sessions in their id's; the ledger, agents, services, schemas, summary
-//! views, tasks and episodes in the tenant's home object (shard 0); the
+//! views (a run gathers every shard's part), tasks and episodes in the
+//! tenant's home object (shard 0); the
 //! settings every shard applies on write (the privacy policy, tool TTLs)
 //! in every shard.
 
+use serde_json::{json, Value};
+
 use super::routes::Route;
+use crate::core::error::{Error, Result};
 
 /// Where a request for a sharded tenant goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,6 +52,13 @@ pub enum Placement {
     /// records in its own shard, its episodes at home) and records the
     /// revoke; the counts are summed.
     Erase,
+    /// A summary view's creation: at home, and when the view is
+    /// continuous every shard learns that long-term changes must be told
+    /// to home from now on.
+    ViewCreate,
+    /// The same request to every shard, the answers combined
+    /// ([`combine`]): the stats summed, re-embedding's progress summed.
+    EveryShard,
     /// Must span shards in a way not built yet: refused with `not_sharded`.
     NotYet,
 }
@@ -74,13 +85,58 @@ pub fn placement(route: &Route, method: &str) -> Placement {
         _ if p.starts_with("working-memory/{}") => Session,
         _ if p.starts_with("ledger/") || p.starts_with("services") || p.starts_with("agents/") || p.starts_with("schemas") || p.starts_with("episodes") => Home,
         ("tools/schemas" | "tasks/{}", _) => Home,
-        // Definitions live at home; a run pages records from every shard.
-        ("summary-views" | "summary-views/{}", _) => Home,
-        ("summary-views/{}/partitions", _) => Home,
-        // Tenant-wide reads and writes that need an orchestrator: stats,
-        // the change feed, re-embedding, export and import, erasure,
-        // summary runs, encryption status and rotation, publishing.
+        // Views, tasks and results live at home; a run there gathers
+        // every other shard's part of the view.
+        ("summary-views", "POST") => ViewCreate,
+        ("summary-views" | "summary-views/{}" | "summary-views/{}/run" | "summary-views/{}/partitions" | "summary-views/{}/partitions/run", _) => Home,
+        ("stats", "GET") | ("long-term-memory/reembed", "POST") => EveryShard,
+        // Tenant-wide reads and writes that need an orchestrator: the
+        // change feed, export and import, encryption status and rotation,
+        // publishing.
         _ => NotYet,
+    }
+}
+
+/// One answer for an [`Placement::EveryShard`] route from every shard's
+/// (`answers[i]` from shard `shards[i]`; home's is shard 0's).
+///
+/// - `GET /v1/stats`: counts summed (sessions, long-term memories, log
+///   records since the snapshots, snapshot bytes, and the object storage's
+///   bytes and rows), the earliest expiry, home's log position and
+///   embedder, re-embedding's staged records summed, and each shard's own
+///   answer under `shards`.
+/// - `POST /v1/long-term-memory/reembed`: records re-embedded and remaining
+///   summed, `done` when every shard is.
+pub fn combine(pattern: &str, shards: &[crate::core::shard::ShardId], answers: &[Value]) -> Result<Value> {
+    let home = shards.iter().position(|&s| s == 0).and_then(|i| answers.get(i)).ok_or_else(|| Error::Internal { detail: "home did not answer".into() })?;
+    let sum = |get: &dyn Fn(&Value) -> &Value| answers.iter().map(|a| get(a).as_u64().unwrap_or(0)).fold(0u64, u64::saturating_add);
+    match pattern {
+        "stats" => {
+            let mut out = home.clone();
+            for field in ["sessions", "long_term_memories", "log_records_since_snapshot", "snapshot_bytes"] {
+                out[field] = json!(sum(&|a| &a[field]));
+            }
+            out["next_expiry"] = json!(answers.iter().filter_map(|a| a["next_expiry"].as_u64()).min());
+            let staging: Vec<&Value> = answers.iter().map(|a| &a["reembedding"]).filter(|r| !r.is_null()).collect();
+            if let Some(first) = staging.first() {
+                out["reembedding"] = json!({ "embedder": first["embedder"], "staged": staging.iter().map(|r| r["staged"].as_u64().unwrap_or(0)).sum::<u64>() });
+            }
+            if out["storage"].is_object() {
+                for field in ["database_bytes", "rows_read", "rows_written", "sql_statements"] {
+                    out["storage"][field] = json!(sum(&|a| &a["storage"][field]));
+                }
+            }
+            out["shards"] = Value::Array(shards.iter().zip(answers).map(|(s, a)| json!({ "shard": s, "stats": a })).collect());
+            Ok(out)
+        }
+        "long-term-memory/reembed" => {
+            let mut out = home.clone();
+            out["reembedded"] = json!(sum(&|a| &a["reembedded"]));
+            out["remaining"] = json!(sum(&|a| &a["remaining"]));
+            out["done"] = json!(answers.iter().all(|a| a["done"] == true));
+            Ok(out)
+        }
+        other => Err(Error::Internal { detail: format!("no combination for {other}") }),
     }
 }
 
@@ -121,15 +177,36 @@ mod tests {
         assert_eq!(place("DELETE", "/v1/consent/u1"), Erase);
         assert_eq!(place("PUT", "/v1/privacy/policy"), Broadcast);
         assert_eq!(place("GET", "/v1/privacy/policy"), Home);
-        for (m, p) in [("POST", "/v1/ledger/transfers"), ("GET", "/v1/services"), ("PUT", "/v1/agents/a/prompt"), ("GET", "/v1/schemas/x"), ("POST", "/v1/episodes"), ("GET", "/v1/tasks/t"), ("POST", "/v1/summary-views")] {
+        for (m, p) in [("POST", "/v1/ledger/transfers"), ("GET", "/v1/services"), ("PUT", "/v1/agents/a/prompt"), ("GET", "/v1/schemas/x"), ("POST", "/v1/episodes"), ("GET", "/v1/tasks/t"), ("GET", "/v1/summary-views"), ("POST", "/v1/summary-views/v/run"), ("POST", "/v1/summary-views/v/partitions/run")] {
             assert_eq!(place(m, p), Home, "{m} {p}");
         }
+        assert_eq!(place("POST", "/v1/summary-views"), ViewCreate);
         assert_eq!(place("GET", "/v1/working-memory/"), Sessions);
         assert_eq!(place("POST", "/v1/memory/prompt"), Prompt);
         assert_eq!(place("POST", "/v1/long-term-memory/forget"), Forget);
-        for (m, p) in [("POST", "/v1/prompt"), ("GET", "/v1/export"), ("GET", "/v1/stats"), ("GET", "/v1/events"), ("POST", "/v1/summary-views/v/run"), ("POST", "/v1/long-term-memory/reembed")] {
+        assert_eq!(place("GET", "/v1/stats"), EveryShard);
+        assert_eq!(place("POST", "/v1/long-term-memory/reembed"), EveryShard);
+        for (m, p) in [("POST", "/v1/prompt"), ("GET", "/v1/export"), ("GET", "/v1/events")] {
             assert_eq!(place(m, p), NotYet, "{m} {p}");
         }
+    }
+
+    #[test]
+    fn every_shards_stats_and_reembedding_progress_are_combined() {
+        let a = json!({"last_seq": 9, "snapshot_gen": 2, "sessions": 3, "long_term_memories": 10, "log_records_since_snapshot": 4, "snapshot_bytes": 100, "next_expiry": 5000, "embedder": "e1", "reembedding": null, "storage": {"backend": "durable-object-sql", "database_bytes": 1000, "rows_read": 1, "rows_written": 2, "sql_statements": 3}});
+        let b = json!({"last_seq": 4, "snapshot_gen": 1, "sessions": 1, "long_term_memories": 7, "log_records_since_snapshot": 1, "snapshot_bytes": 50, "next_expiry": 4000, "embedder": "e1", "reembedding": {"embedder": "e2", "staged": 3}, "storage": {"backend": "durable-object-sql", "database_bytes": 500, "rows_read": 4, "rows_written": 5, "sql_statements": 6}});
+        let c = json!({"last_seq": 1, "snapshot_gen": 0, "sessions": 0, "long_term_memories": 0, "log_records_since_snapshot": 0, "snapshot_bytes": 0, "next_expiry": null, "embedder": null, "reembedding": null, "storage": {"backend": "durable-object-sql", "database_bytes": 10, "rows_read": 0, "rows_written": 0, "sql_statements": 0}});
+        let got = combine("stats", &[2, 0, 5], &[b.clone(), a.clone(), c.clone()]).unwrap();
+        assert_eq!((got["sessions"].as_u64(), got["long_term_memories"].as_u64(), got["log_records_since_snapshot"].as_u64(), got["snapshot_bytes"].as_u64()), (Some(4), Some(17), Some(5), Some(150)));
+        assert_eq!((got["last_seq"].as_u64(), got["embedder"].as_str(), got["next_expiry"].as_u64()), (Some(9), Some("e1"), Some(4000)), "home's log and embedder, the earliest expiry");
+        assert_eq!(got["reembedding"], json!({"embedder": "e2", "staged": 3}));
+        assert_eq!(got["storage"], json!({"backend": "durable-object-sql", "database_bytes": 1510, "rows_read": 5, "rows_written": 7, "sql_statements": 9}));
+        assert_eq!(got["shards"][1], json!({"shard": 0, "stats": a}));
+        assert!(combine("stats", &[1, 2], &[b, c]).is_err(), "home must answer");
+        let r = |done: bool, n: u64, left: u64| json!({"embedder": "e2", "previous": "e1", "reembedded": n, "remaining": left, "done": done});
+        let got = combine("long-term-memory/reembed", &[0, 1], &[r(true, 5, 0), r(false, 200, 40)]).unwrap();
+        assert_eq!(got, json!({"embedder": "e2", "previous": "e1", "reembedded": 205, "remaining": 40, "done": false}));
+        assert_eq!(combine("long-term-memory/reembed", &[0, 1], &[r(true, 5, 0), r(true, 0, 0)]).unwrap()["done"], true);
     }
 
     #[test]

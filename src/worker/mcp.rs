@@ -221,7 +221,7 @@ pub async fn serve(req: &mut Request, env: &Env) -> R<Response> {
         agent_id: query.iter().find(|(k, _)| k == "agent_id").map(|(_, v)| v.clone()),
         result_tokens_max: None,
     };
-    let mut exec = FrontExec { env, settings: &settings, principal: &principal, namespace, crypt, now, services: super::services::WorkerServices { env } };
+    let mut exec = FrontExec { env, settings: &settings, principal: &principal, namespace, crypt, now, services: super::services::WorkerServices { env, shards: None } };
     match proto::handle(&mut exec, &ctx, &msg).await {
         Some(mut answer) => {
             // Internal details stay in the log, as for REST.
@@ -249,7 +249,7 @@ pub async fn tools_call(env: &Env, settings: &auth::Settings, principal: &Princi
     check_namespace(&namespace)?;
     principal.authorize(&namespace)?;
     ctx.namespace = Some(namespace.clone());
-    let mut exec = FrontExec { env, settings, principal, namespace, crypt, now, services: super::services::WorkerServices { env } };
+    let mut exec = FrontExec { env, settings, principal, namespace, crypt, now, services: super::services::WorkerServices { env, shards: None } };
     let r = match crate::api::tools::resolve(&mut exec, &ctx, &name, arguments).await {
         Ok(v) => api::Response { status: 200, body: json!({ "result": v }), raw: None, content_type: None },
         Err(f) => {

@@ -14,6 +14,7 @@ mod fanout;
 mod feed;
 mod front;
 mod mcp;
+mod object_shard;
 mod publish;
 mod routing;
 mod services;
@@ -225,6 +226,8 @@ pub struct MemoryObject {
     split_lock: Mutex<()>,
     /// When this shard last asked its directory for a split.
     split_asked: Cell<Millis>,
+    /// When this shard last told home of a long-term change ([`shard::views`]).
+    views_trust: Cell<shard::views::Trust>,
 }
 
 impl MemoryObject {
@@ -309,25 +312,8 @@ impl MemoryObject {
             let out = sql::serve_stash(&self.state, op, body).await?;
             return Response::from_bytes(out).map_err(w);
         }
-        if url.path() == shard::MAP_PATH {
-            let body = req.bytes().await.map_err(w)?;
-            let v = shard::serve_map(&self.state, &self.env, &self.map_lock, &body).await?;
-            return json_response(api::Response { status: 200, body: v, raw: None, content_type: None }).map_err(w);
-        }
-        if url.path() == shard::HELD_PATH {
-            let v = shard::serve_held(&self.state, self.meter.clone()).await?;
-            return json_response(api::Response { status: 200, body: v, raw: None, content_type: None }).map_err(w);
-        }
-        if url.path() == shard::split::SPLIT_PATH || url.path() == shard::split::STATUS_PATH {
-            let body = req.bytes().await.map_err(w)?;
-            let v = if url.path() == shard::split::STATUS_PATH {
-                shard::split::status(&self.state).await?
-            } else {
-                let dev = env_string(&self.env, "EDGEMEM_DEV_MODE").as_deref() == Some("1");
-                let fault = env_string(&self.env, "EDGEMEM_TEST_FAULT").filter(|_| dev);
-                shard::split::serve_split(&self.state, &self.env, &self.split_lock, &body, now_ms(), fault).await?
-            };
-            return json_response(api::Response { status: 200, body: v, raw: None, content_type: None }).map_err(w);
+        if let Some(v) = self.serve_directory(url.path(), req).await {
+            return json_response(api::Response { status: 200, body: v?, raw: None, content_type: None }).map_err(w);
         }
         // A shard checks what the front routed by before it opens anything.
         let routed = shard::Routed::from_request(req)?;
@@ -335,6 +321,10 @@ impl MemoryObject {
             shard::admit(&self.env, &self.state, &self.shard_fence, &self.shard_map, r).await?;
             let me = shard::ShardSelf { tenant: r.tenant.clone(), shard: r.shard, namespace: req.headers().get(NAMESPACE_HEADER).map_err(w)?, dev: req.headers().get(DEV_HEADER).map_err(w)?.as_deref() == Some("1") };
             shard::remember_self(&self.state, &self.shard_self, me).await?;
+            if url.path() == shard::views::RESET_PATH {
+                self.views_trust.set(Default::default());
+                return json_response(api::Response { status: 200, body: serde_json::json!({}), raw: None, content_type: None }).map_err(w);
+            }
         } else if shard::internal(&url) {
             return Err(Error::not_found("route", url.path()));
         }
@@ -366,18 +356,27 @@ impl MemoryObject {
             let v = shard::split::serve_move(&self.state, &store, &self.shard_fence, &self.shard_map, step, &body, now_ms()).await?;
             return json_response(api::Response { status: 200, body: v, raw: None, content_type: None }).map_err(w);
         }
+        // The headers a call to another of the tenant's objects carries.
+        let mut pass: Vec<(String, String)> = Vec::new();
+        for name in [NAMESPACE_HEADER, KEY_ID_HEADER, DEV_HEADER, crate::core::auth::ENCRYPTION_KEY_HEADER] {
+            if let Some(v) = req.headers().get(name).map_err(w)? {
+                pass.push((name.to_owned(), v));
+            }
+        }
+        if routed.is_some() {
+            if let Some(v) = shard::views::serve(url.path(), &store, &body, now_ms()).await {
+                let v = v?;
+                // Home, told of a change: its continuous views may be due.
+                self.schedule(api::next_wake(&store, now_ms()).await?).await?;
+                return json_response(api::Response { status: 200, body: v, raw: None, content_type: None }).map_err(w);
+            }
+        }
         if let (Some(routed), shard::FANOUT_PATH) = (&routed, url.path()) {
             let node_body: fanout::NodeBody = api::parse_json(&body)?;
-            let mut pass = Vec::new();
-            for name in [NAMESPACE_HEADER, KEY_ID_HEADER, DEV_HEADER, crate::core::auth::ENCRYPTION_KEY_HEADER] {
-                if let Some(v) = req.headers().get(name).map_err(w)? {
-                    pass.push((name.to_owned(), v));
-                }
-            }
-            let services = services::WorkerServices { env: &self.env };
+            let services = services::WorkerServices { env: &self.env, shards: None };
             let meter = self.meter.clone();
             let count = move || meter.count_call();
-            let node = fanout::Node { env: &self.env, store: &store, services: &services, routed, pass, dev, now: now_ms, calls: &count };
+            let node = fanout::Node { env: &self.env, store: &store, services: &services, routed, pass: pass.clone(), dev, now: now_ms, calls: &count };
             // Boxed: this (large) future's state stays out of `serve`'s.
             let v = Box::pin(node.serve(node_body)).await?;
             let out = json_response(api::Response { status: 200, body: v, raw: None, content_type: None }).map_err(w)?;
@@ -399,7 +398,14 @@ impl MemoryObject {
         }
         let api_req = api::Request { method: method.as_ref(), path: url.path(), query, body: &body };
         let mut rand = random_bits;
-        let services = services::WorkerServices { env: &self.env };
+        // A sharded tenant's home gathers summary-view runs from its shards.
+        let scope = routed.as_ref().filter(|r| r.shard == 0).map(|r| shard::views::Scope { tenant: r.tenant.clone(), headers: pass.clone(), meter: self.meter.clone() });
+        let services = services::WorkerServices { env: &self.env, shards: scope };
+        // A shard other than home tells home when long-term memory changed.
+        let ltm_before = match routed.as_ref().filter(|r| r.shard != 0) {
+            Some(_) => Some(store.read(|e| e.summary_views().ltm_version()).await?),
+            None => None,
+        };
         let mut ctx = Ctx::new(now_ms(), &mut rand, namespace.as_deref(), limits::REQUEST_BODY_BYTES_CEILING, &services);
         ctx.actor = &actor;
         let mut resp = if routed.is_some() && url.path() == shard::PROMPT_PATH {
@@ -434,10 +440,9 @@ impl MemoryObject {
                 body.insert("storage".into(), serde_json::json!({ "backend": "durable-object-sql", "database_bytes": database_bytes, "rows_read": total.rows_read, "rows_written": total.rows_written, "sql_statements": total.statements }));
             }
         }
-        if routed.is_some() && method != Method::Get && resp.status == 200 {
+        if let Some(r) = routed.as_ref().filter(|_| method != Method::Get && resp.status == 200) {
             let keys: Vec<(String, String)> = req.headers().get(crate::core::auth::ENCRYPTION_KEY_HEADER).map_err(w)?.map(|k| (crate::core::auth::ENCRYPTION_KEY_HEADER.to_owned(), k)).into_iter().collect();
-            Box::pin(self.hand_over(&store, &keys)).await;
-            self.maybe_split(&store).await;
+            Box::pin(self.after_write(&store, &r.tenant, &keys, pass, ltm_before)).await;
         }
         let out = json_response(resp).map_err(w)?;
         // This request's share, exact when requests do not overlap (they
@@ -445,30 +450,6 @@ impl MemoryObject {
         let spent = self.meter.read().since(before);
         out.headers().set(METER_HEADER, &format!("rows_read={}; rows_written={}; sql_statements={}; object_calls={}; wasm_memory_bytes={}", spent.rows_read, spent.rows_written, spent.statements, spent.object_calls, wasm_memory_bytes())).map_err(w)?;
         Ok(out)
-    }
-
-    /// Hands records made here outside this shard's buckets to their
-    /// owners (see [`shard::hand_over`]). Best effort: a failure is logged
-    /// and the next write or alarm tries again; the records stay here
-    /// meanwhile, never lost.
-    async fn hand_over(&self, store: &DoStore, keys: &[(String, String)]) {
-        let Ok(Some(me)) = shard::known_self(&self.state, &self.shard_self).await else { return };
-        let meter = self.meter.clone();
-        let count = move || meter.count_call();
-        match shard::hand_over(&self.env, store, &me, &self.shard_map, keys, self.hand_over_from.get(), &count).await {
-            Ok(next) => self.hand_over_from.set(next),
-            Err(e) => worker::console_error!("edgemem: shard {} of {} could not hand records over: {e}", me.shard, me.tenant),
-        }
-    }
-
-    /// Asks the directory for a split once this shard holds more records
-    /// than its threshold (`EDGEMEM_SHARD_SPLIT_RECORDS`, default
-    /// [`limits::SHARD_SPLIT_RECORDS`]). Best effort, like the hand-over.
-    async fn maybe_split(&self, store: &DoStore) {
-        let Ok(Some(me)) = shard::known_self(&self.state, &self.shard_self).await else { return };
-        let threshold = env_u64(&self.env, "EDGEMEM_SHARD_SPLIT_RECORDS", limits::SHARD_SPLIT_RECORDS as u64, limits::LTM_RECORDS_MAX as u64).unwrap_or(limits::SHARD_SPLIT_RECORDS as u64) as usize;
-        let Ok((records, _)) = api::moves::held(store).await else { return };
-        shard::split::maybe_ask(&self.env, &me, records, threshold, &self.split_asked, now_ms()).await;
     }
 
     /// Derives this tenant's privacy key from `EDGEMEM_PRIVACY_KEY` once (the
@@ -501,7 +482,7 @@ fn privacy_key(env: &Env, namespace: &str, dev: bool) -> Result<Option<crate::co
 impl DurableObject for MemoryObject {
     fn new(state: State, env: Env) -> Self {
         let state = Rc::new(state);
-        MemoryObject { hub: Rc::new(feed::Hub::new(state.clone())), state, env, store: Mutex::new(None), wake_due: Cell::new(false), keys: auth::KeyDirectory::default(), alarm_at: Cell::new(None), meter: Rc::new(sql::Meter::default()), wiped: Rc::new(Cell::new(false)), shard_map: RefCell::new(None), map_lock: Mutex::new(()), shard_self: RefCell::new(None), hand_over_from: Cell::new(0), shard_fence: RefCell::new(None), split_lock: Mutex::new(()), split_asked: Cell::new(0) }
+        MemoryObject { hub: Rc::new(feed::Hub::new(state.clone())), state, env, store: Mutex::new(None), wake_due: Cell::new(false), keys: auth::KeyDirectory::default(), alarm_at: Cell::new(None), meter: Rc::new(sql::Meter::default()), wiped: Rc::new(Cell::new(false)), shard_map: RefCell::new(None), map_lock: Mutex::new(()), shard_self: RefCell::new(None), hand_over_from: Cell::new(0), shard_fence: RefCell::new(None), split_lock: Mutex::new(()), split_asked: Cell::new(0), views_trust: Cell::new(Default::default()) }
     }
 
     async fn fetch(&self, mut req: Request) -> WResult<Response> {
@@ -575,10 +556,18 @@ impl DurableObject for MemoryObject {
                 Err(e) => return Err(e),
             };
             self.alarm_at.set(None);
-            let services = services::WorkerServices { env: &self.env };
+            // A sharded tenant's home gathers its continuous views' runs;
+            // another shard tells home what its extraction changed.
+            let me = shard::known_self(&self.state, &self.shard_self).await?;
+            let scope = me.as_ref().filter(|m| m.shard == 0).map(|m| shard::views::Scope { tenant: m.tenant.clone(), headers: m.headers(), meter: self.meter.clone() });
+            let services = services::WorkerServices { env: &self.env, shards: scope };
+            let ltm_before = store.read(|e| e.summary_views().ltm_version()).await?;
             let next = api::wake(&store, &services, now_ms()).await?;
             // Background extraction may have made records of other shards' users.
             Box::pin(self.hand_over(&store, &[])).await;
+            if let Some(m) = me.filter(|m| m.shard != 0) {
+                self.tell_home(&store, &m.tenant, m.headers(), Some(ltm_before)).await;
+            }
             self.schedule(next).await.map(|()| true)
         };
         match run.await {

@@ -13,10 +13,13 @@ use serde::{Deserialize, Serialize};
 use worker::Env;
 
 use crate::api::services::Services;
+use crate::api::summary_views::GatherPart;
 use crate::core::error::{Error, Result};
 use crate::core::extract::{Candidate, Strategy};
 use crate::core::retrieval::StaticEmbedder;
 use crate::core::session::Message;
+use crate::core::summary_views::{Group, SummaryView};
+use crate::core::time::Millis;
 use crate::core::tokenizer::{Encoding, EncodingName};
 
 const AI_BINDING: &str = "AI";
@@ -28,6 +31,9 @@ const SUMMARIZER_MODEL_DEFAULT: &str = "@cf/meta/llama-3.1-8b-instruct";
 
 pub struct WorkerServices<'a> {
     pub env: &'a Env,
+    /// A sharded tenant's home: where its summary-view runs gather the
+    /// other shards' parts ([`super::shard::views`]).
+    pub shards: Option<super::shard::views::Scope>,
 }
 
 /// `EDGEMEM_EMBEDDER`: which embedder turns texts into vectors.
@@ -206,5 +212,10 @@ impl Services for WorkerServices<'_> {
     fn fetch_service<'a>(&'a self, agent_id: &'a str, service: &'a str) -> Option<LocalBoxFuture<'a, Result<String>>> {
         let base = super::upstream::base_url(self.env)?;
         Some(Box::pin(async move { super::upstream::fetch(self.env, &base, agent_id, service).await }))
+    }
+
+    fn summary_parts<'a>(&'a self, view: &'a SummaryView, only: Option<&'a Group>, now: Millis) -> Option<LocalBoxFuture<'a, Result<Vec<GatherPart>>>> {
+        let scope = self.shards.as_ref()?;
+        Some(Box::pin(super::shard::views::gather_all(self.env, scope, view, only, now)))
     }
 }

@@ -9,8 +9,7 @@
 //
 // Sharded: the same client against a deployment with
 // `EDGEMEM_SHARDS_INITIAL=4` (each tenant spread over four Durable Objects),
-// parts AMS_SHARDED_PART (default working,long-term: summary-view runs do
-// not span shards yet and answer 501 not_sharded).
+// parts AMS_SHARDED_PART (default: AMS_PART's).
 //
 // Without EDGEMEM_AMS_URL it starts `wrangler dev` as `make demo` does, on a
 // free loopback port with a throwaway persistence directory, and stops it.
@@ -71,7 +70,7 @@ async function ensureVenv() {
 }
 
 const MODES = (process.env.AMS_MODES ?? "unsharded,sharded").split(",");
-const SHARDED_PART = process.env.AMS_SHARDED_PART ?? "working,long-term";
+const SHARDED_PART = process.env.AMS_SHARDED_PART ?? PART;
 
 /** Runs the Python checks; resolves with their output and exit code. */
 function runScript(url, key, part) {

@@ -177,8 +177,22 @@ test("records, sessions and settings go to the shard their placement names; unbu
   // Home's own state: the ledger.
   assert.equal((await call("POST", `/v1/ledger/assets${ns}`, { code: "USD", scale: 2 })).status, 200);
 
+  // Stats: every shard's, summed, each shard's own beside.
+  const stats = await call("GET", `/v1/stats${ns}`);
+  assert.equal(stats.status, 200, stats.text);
+  assert.equal(stats.json.shards.length, SHARDS);
+  assert.equal(stats.json.long_term_memories, recs.length - doomed.length - u5.length, stats.text);
+  assert.equal(stats.json.long_term_memories, stats.json.shards.reduce((n, s) => n + s.stats.long_term_memories, 0));
+  assert.ok(stats.json.shards.every((s) => s.stats.long_term_memories > 0), "every shard holds some");
+  assert.equal(stats.json.sessions, stats.json.shards.reduce((n, s) => n + s.stats.sessions, 0));
+  assert.ok(stats.json.sessions >= 8, stats.text);
+  // Re-embedding: every shard's progress (nothing to do: the embedder is the same).
+  const reembed = await call("POST", `/v1/long-term-memory/reembed${ns}`, {});
+  assert.equal(reembed.status, 200, reembed.text);
+  assert.deepEqual([reembed.json.reembedded, reembed.json.remaining, reembed.json.done], [0, 0, true], reembed.text);
+
   // Not built across shards yet: refused, typed, nothing done.
-  for (const [method, path, body] of [["GET", "/v1/stats"], ["POST", "/v1/long-term-memory/forget", {}], ["GET", "/v1/export"], ["POST", "/v1/long-term-memory/reembed", {}]]) {
+  for (const [method, path, body] of [["POST", "/v1/long-term-memory/forget", {}], ["GET", "/v1/export"]]) {
     const r = await call(method, `${path}${ns}`, body);
     assert.equal(r.status, 501, `${method} ${path}: ${r.text}`);
     assert.equal(r.json.code, "not_sharded");

@@ -33,12 +33,13 @@ mod admin;
 mod object;
 mod spans;
 pub mod split;
+pub mod views;
 
 pub use admin::admin;
 pub use object::{admit, hand_over, internal, known_self, remember_self, serve_held, serve_map, ShardSelf};
 pub use spans::PromptBody;
 use spans::{create, prompt, record, search, sessions};
-use crate::api::placement::{placeholder, placement, Placement};
+use crate::api::placement::{combine, placeholder, placement, Placement};
 use crate::api::routes;
 use crate::core::error::{Error, Result};
 use crate::core::limits;
@@ -306,7 +307,7 @@ pub(super) async fn dispatch(mut s: Sharded<'_>) -> Result<Response> {
     if place == Placement::NotYet {
         return Err(Error::NotSharded { route: format!("{} /v1/{}", f.method.as_ref(), route.pattern) });
     }
-    let write = f.method != Method::Get && !matches!(place, Placement::Home | Placement::Search | Placement::Prompt);
+    let write = f.method != Method::Get && !matches!(place, Placement::Home | Placement::ViewCreate | Placement::Search | Placement::Prompt);
     s.write = write;
     let mut fresh = false;
     let mut epoch = 0;
@@ -335,6 +336,19 @@ async fn placed(s: &Sharded<'_>, place: Placement, route: &routes::Route, path: 
     let key = || placeholder(route, path).ok_or_else(|| Error::not_found("route", path.to_owned()));
     match place {
         Placement::Home => s.pass(0, &Routed { home: true, ..s.routed(0, epoch, Vec::new()) }).await,
+        Placement::ViewCreate => {
+            let a = s.pass(0, &Routed { home: true, ..s.routed(0, epoch, Vec::new()) }).await?;
+            if a.ok() && a.json().is_some_and(|v| v["continuous"] == true) {
+                // Best effort: a shard the reset misses tells home again
+                // within its trust's bound.
+                let others: Vec<ShardId> = map.shards().into_iter().filter(|&x| x != 0).collect();
+                let url = format!("{}{}", s.forward.url.origin().ascii_serialization(), views::RESET_PATH);
+                if let Err(e) = s.each(&others, epoch, Method::Post, &url, b"{}").await {
+                    worker::console_error!("edgemem: a shard of {} missed a continuous view's creation: {e}", s.tenant);
+                }
+            }
+            Ok(a)
+        }
         Placement::Session => {
             let b = bucket_of(key()?);
             s.pass(map.owner(b), &s.routed(map.owner(b), epoch, vec![b])).await
@@ -371,6 +385,19 @@ async fn placed(s: &Sharded<'_>, place: Placement, route: &routes::Route, path: 
             Ok(Answer::with_json(200, &json!({ "status": format!("ok, deleted {deleted} memories") })))
         }
         Placement::Sessions => sessions(s, map, epoch).await,
+        Placement::EveryShard => {
+            let f = &s.forward;
+            let shards = map.shards();
+            let answers = s.each(&shards, epoch, f.method.clone(), f.url.as_str(), &f.body).await?;
+            let mut values = Vec::with_capacity(answers.len());
+            for a in answers {
+                if !a.ok() {
+                    return Ok(a);
+                }
+                values.push(a.json().ok_or_else(|| Error::Internal { detail: "a shard's answer is not JSON".into() })?);
+            }
+            Ok(Answer::with_json(200, &combine(route.pattern, &shards, &values)?))
+        }
         Placement::Forget => {
             let user = s.forward.query.iter().find(|(k, _)| k == "user_id").map(|(_, v)| v.clone());
             let Some(user) = user else { return Err(Error::NotSharded { route: "POST /v1/long-term-memory/forget without a user_id (its budget and limit are tenant-wide)".into() }) };

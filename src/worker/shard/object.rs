@@ -91,6 +91,21 @@ pub struct ShardSelf {
     pub dev: bool,
 }
 
+impl ShardSelf {
+    /// The headers its calls to the tenant's other objects carry, without
+    /// a request's: its namespace and dev mode.
+    pub fn headers(&self) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        if let Some(ns) = &self.namespace {
+            out.push((super::super::NAMESPACE_HEADER.to_owned(), ns.clone()));
+        }
+        if self.dev {
+            out.push((super::super::DEV_HEADER.to_owned(), "1".to_owned()));
+        }
+        out
+    }
+}
+
 const SELF_KEY: &str = "shard/self";
 
 /// Records who this object is (once; a change is written again).
@@ -147,12 +162,7 @@ pub async fn hand_over(env: &Env, store: &super::super::crypt::DoStore, me: &Sha
         let to = Routed { tenant: me.tenant.clone(), shard: owner, epoch: map.epoch, buckets, home: false, write: true, all: false };
         let mut headers: Vec<(String, String)> = keys.to_vec();
         headers.push((SHARD_HEADER.to_owned(), serde_json::to_string(&to).map_err(|e| Error::Internal { detail: e.to_string() })?));
-        if let Some(ns) = &me.namespace {
-            headers.push((super::super::NAMESPACE_HEADER.to_owned(), ns.clone()));
-        }
-        if me.dev {
-            headers.push((super::super::DEV_HEADER.to_owned(), "1".to_owned()));
-        }
+        headers.extend(me.headers());
         let h = Headers::new();
         for (k, v) in &headers {
             h.set(k, v).map_err(w)?;

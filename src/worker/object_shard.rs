@@ -1,0 +1,84 @@
+//! The tenant object's part in sharding (issue 21): the directory's and a
+//! split's internal paths, and what a shard does after it changed (hands
+//! records over, asks for a split, tells home of long-term changes).
+
+use serde_json::Value;
+use worker::Request;
+
+use super::crypt::DoStore;
+use super::{env_string, env_u64, now_ms, shard, MemoryObject};
+use crate::api;
+use crate::core::error::Error;
+use crate::core::limits;
+
+impl MemoryObject {
+    /// The directory's paths (its map, a split) and a shard's answer to
+    /// whether it holds data: served without opening a tenant store.
+    /// `None` for any other path.
+    pub(super) async fn serve_directory(&self, path: &str, req: &mut Request) -> Option<Result<Value, Error>> {
+        let w = |e: worker::Error| Error::Internal { detail: e.to_string() };
+        let served = match path {
+            shard::MAP_PATH => {
+                let body = req.bytes().await.map_err(w);
+                match body {
+                    Ok(body) => shard::serve_map(&self.state, &self.env, &self.map_lock, &body).await,
+                    Err(e) => Err(e),
+                }
+            }
+            shard::HELD_PATH => shard::serve_held(&self.state, self.meter.clone()).await,
+            shard::split::STATUS_PATH => shard::split::status(&self.state).await,
+            shard::split::SPLIT_PATH => match req.bytes().await.map_err(w) {
+                Ok(body) => {
+                    let dev = env_string(&self.env, "EDGEMEM_DEV_MODE").as_deref() == Some("1");
+                    let fault = env_string(&self.env, "EDGEMEM_TEST_FAULT").filter(|_| dev);
+                    shard::split::serve_split(&self.state, &self.env, &self.split_lock, &body, now_ms(), fault).await
+                }
+                Err(e) => Err(e),
+            },
+            _ => return None,
+        };
+        Some(served)
+    }
+
+    /// After a routed write: records made here for another shard's user
+    /// go to their owner, a shard past its threshold asks for a split, and
+    /// a change to long-term memory (`ltm_before` differs) is told to home.
+    pub(super) async fn after_write(&self, store: &DoStore, tenant: &str, keys: &[(String, String)], headers: Vec<(String, String)>, ltm_before: Option<u64>) {
+        Box::pin(self.hand_over(store, keys)).await;
+        self.maybe_split(store).await;
+        self.tell_home(store, tenant, headers, ltm_before).await;
+    }
+
+    /// Tells home of a change to long-term memory since `ltm_before`
+    /// (none: this is home, or not a shard) ([`shard::views::Teller`]).
+    pub(super) async fn tell_home(&self, store: &DoStore, tenant: &str, headers: Vec<(String, String)>, ltm_before: Option<u64>) {
+        let Some(before) = ltm_before else { return };
+        if store.read(|e| e.summary_views().ltm_version()).await.is_ok_and(|now| now != before) {
+            shard::views::Teller { env: &self.env, tenant, headers, trust: &self.views_trust, meter: &self.meter }.changed(now_ms()).await;
+        }
+    }
+
+    /// Hands records made here outside this shard's buckets to their
+    /// owners (see [`shard::hand_over`]). Best effort: a failure is logged
+    /// and the next write or alarm tries again; the records stay here
+    /// meanwhile, never lost.
+    pub(super) async fn hand_over(&self, store: &DoStore, keys: &[(String, String)]) {
+        let Ok(Some(me)) = shard::known_self(&self.state, &self.shard_self).await else { return };
+        let meter = self.meter.clone();
+        let count = move || meter.count_call();
+        match shard::hand_over(&self.env, store, &me, &self.shard_map, keys, self.hand_over_from.get(), &count).await {
+            Ok(next) => self.hand_over_from.set(next),
+            Err(e) => worker::console_error!("edgemem: shard {} of {} could not hand records over: {e}", me.shard, me.tenant),
+        }
+    }
+
+    /// Asks the directory for a split once this shard holds more records
+    /// than its threshold (`EDGEMEM_SHARD_SPLIT_RECORDS`, default
+    /// [`limits::SHARD_SPLIT_RECORDS`]). Best effort, like the hand-over.
+    async fn maybe_split(&self, store: &DoStore) {
+        let Ok(Some(me)) = shard::known_self(&self.state, &self.shard_self).await else { return };
+        let threshold = env_u64(&self.env, "EDGEMEM_SHARD_SPLIT_RECORDS", limits::SHARD_SPLIT_RECORDS as u64, limits::LTM_RECORDS_MAX as u64).unwrap_or(limits::SHARD_SPLIT_RECORDS as u64) as usize;
+        let Ok((records, _)) = api::moves::held(store).await else { return };
+        shard::split::maybe_ask(&self.env, &me, records, threshold, &self.split_asked, now_ms()).await;
+    }
+}
