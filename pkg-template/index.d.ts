@@ -140,6 +140,8 @@ export const LIMITS: {
   readonly SHARD_MAP_CACHE_ENTRIES_MAX: 1024;
   readonly SHARD_SESSION_LIST_DEPTH_MAX: 1000;
   readonly SHARD_PART_BYTES_MAX: 16777216;
+  readonly SHARD_SUMMARY_PART_BYTES_MAX: 8388608;
+  readonly SHARD_VIEWS_NONE_TRUST_MS: 60000;
   readonly CRYPT_KEY_ID_BYTES_MAX: 32;
   readonly CRYPT_ENVELOPE_BYTES_MAX: 65;
   readonly CRYPT_HEADER_BYTES_MAX: 4096;
@@ -1616,6 +1618,8 @@ export interface SearchQueryFields {
   includeSuperseded?: boolean;
   /** Attach each hit's ranking signals as `explain`. */
   explain?: boolean;
+  /** Scan every vector instead of walking the ANN graphs: slower, exact. */
+  exact?: boolean;
   embedder?: Embedder;
   user_id?: TagFilter;
   session_id?: TagFilter;

@@ -107,16 +107,16 @@ export class LongTermMemory {
    * Searches: `{text, mode: "auto" (default) | "semantic" | "keyword" |
    * "hybrid", vector?, limit?, offset?, hybridAlpha?, fusion?: "alpha" |
    * "rrf", recencyBoost?, distanceThreshold?, ef?, expand?, referenceTime?,
-   * tz?, latestOnly?, asOf?, includeSuperseded?, explain?}` plus AMS filters
+   * tz?, latestOnly?, asOf?, includeSuperseded?, explain?, exact?}` plus AMS filters
    * in snake_case (`user_id: {eq}`, `topics: {any}`, `memory_type: {eq}`,
    * `created_at: {gte, lte}`, `speaker: {eq}`, `fact_key: {eq}`, ...).
    * Resolves to `{memories: [record + dist, score, score_type, segment,
    * context?, explain?], total, next_offset, search_mode, time_query}`; with
    * `fields: ["id", "score"]` each hit holds only those fields.
    */
-  async search({ text, mode, vector, limit, offset, hybridAlpha, fusion, recencyBoost, distanceThreshold, ef, expand, referenceTime, tz, latestOnly, asOf, includeSuperseded, explain, fields, embedder, ...filters } = {}) {
+  async search({ text, mode, vector, limit, offset, hybridAlpha, fusion, recencyBoost, distanceThreshold, ef, expand, referenceTime, tz, latestOnly, asOf, includeSuperseded, explain, exact, fields, embedder, ...filters } = {}) {
     if (vector !== undefined && !(vector instanceof Float32Array)) throw invalid("vector", "must be a Float32Array");
-    const body = toJson({ text, search_mode: mode, limit, offset, hybrid_alpha: hybridAlpha, fusion, recency_boost: recencyBoost, distance_threshold: distanceThreshold, ef, expand, reference_time: referenceTime, tz, latest_only: latestOnly, as_of: asOf, include_superseded: includeSuperseded, explain, fields, ...filters }, "query");
+    const body = toJson({ text, search_mode: mode, limit, offset, hybrid_alpha: hybridAlpha, fusion, recency_boost: recencyBoost, distance_threshold: distanceThreshold, ef, expand, reference_time: referenceTime, tz, latest_only: latestOnly, as_of: asOf, include_superseded: includeSuperseded, explain, exact, fields, ...filters }, "query");
     return this.#api("POST", "/v1/long-term-memory/search", "", body, undefined, checkEmbedder(embedder) ?? this.#embedder, vector);
   }
 

@@ -1,6 +1,6 @@
 //! `POST /v1/long-term-memory/search`: AMS's `SearchRequest` read into a
 //! [`SearchBody`] (plus edgemem's options: `auto`, `fusion`, `ef`,
-//! `fields`, `expand`, time reading, fact currency, `explain`), run on the
+//! `fields`, `expand`, time reading, fact currency, `explain`, `exact`), run on the
 //! core's search, and answered as AMS's `MemoryRecordResults`.
 
 use serde_json::{json, Map, Value};
@@ -46,6 +46,9 @@ pub struct SearchBody {
     pub currency: Currency,
     /// edgemem (issue 20): attach each hit's ranking signals as `explain`.
     pub explain: bool,
+    /// edgemem (issue 21): scan every vector instead of walking the ANN
+    /// graphs: slower, and the same answer however a tenant is sharded.
+    pub exact: bool,
 }
 
 /// The per-hit fields a search adds to the record.
@@ -94,6 +97,7 @@ impl SearchBody {
         typed("include_superseded", Value::is_boolean, "a boolean")?;
         typed("as_of", Value::is_string, "an RFC 3339 date-time string")?;
         typed("explain", Value::is_boolean, "a boolean")?;
+        typed("exact", Value::is_boolean, "a boolean")?;
         // No mode named: auto (hybrid when the vectors can help, else
         // keyword). AMS defaults to semantic, but its client always names
         // the mode it wants, so only callers that leave it out see this.
@@ -156,6 +160,7 @@ impl SearchBody {
             tz_offset_minutes,
             currency: currency(o)?,
             explain: o.get("explain").and_then(Value::as_bool).unwrap_or(false),
+            exact: o.get("exact").and_then(Value::as_bool).unwrap_or(false),
         })
     }
 }
@@ -245,6 +250,7 @@ pub fn core_request<'a>(body: &'a SearchBody, vector: Option<&'a [f32]>, externa
         time: Some(TimeReference { at_ms: body.reference_ms.unwrap_or(now), tz_offset_minutes: body.tz_offset_minutes }),
         currency: body.currency,
         explain: body.explain,
+        exact: body.exact,
         ..SearchRequest::new(&body.text, &body.filter)
     }
 }

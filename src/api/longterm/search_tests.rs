@@ -155,3 +155,32 @@ fn event_at_is_an_alias_of_event_date() {
     assert_eq!((bad.status, bad.body["code"].as_str()), (422, Some("invalid_input")), "{}", bad.body);
     assert_eq!(api.call("GET", "/v1/long-term-memory/c", "").status, 404);
 }
+
+#[test]
+fn exact_scans_every_vector_and_is_refused_when_not_a_boolean() {
+    let mut api = Api::new();
+    // More records than the flat segment holds (VECTOR_SEAL_POINTS_DEFAULT):
+    // most are in an HNSW graph, which a search walks unless asked to scan.
+    let words = ["otter", "quay", "granite", "tea", "lisbon", "kayak", "sourdough", "piano", "marathon", "garden", "flight", "coffee"];
+    let memories: Vec<Value> = (0..crate::core::limits::VECTOR_SEAL_POINTS_DEFAULT + 200).map(|i| json!({ "id": format!("m{i}"), "text": format!("{} {} {} {i}", words[i % 12], words[i * 7 % 12], words[i * 5 % 11]) })).collect();
+    for chunk in memories.chunks(100) {
+        let r = api.call("POST", "/v1/long-term-memory/", &json!({ "memories": chunk }).to_string());
+        assert_eq!(r.status, 200, "{}", r.body);
+    }
+    for text in ["otter tea", "kayak on the quay", "granite piano 17"] {
+        let exact = api.call("POST", "/v1/long-term-memory/search", &json!({ "text": text, "search_mode": "semantic", "exact": true, "limit": 10, "recency_boost": false }).to_string());
+        assert_eq!(exact.status, 200, "{}", exact.body);
+        // The nearest ten by the answer's own distances: every record's
+        // distance, from a search as wide as the tenant.
+        let all = api.call("POST", "/v1/long-term-memory/search", &json!({ "text": text, "search_mode": "semantic", "exact": true, "limit": 100, "recency_boost": false }).to_string());
+        let dists: Vec<f64> = exact.body["memories"].as_array().unwrap().iter().map(|m| m["dist"].as_f64().unwrap()).collect();
+        assert!(dists.windows(2).all(|w| w[0] <= w[1]), "{dists:?}");
+        let wider: Vec<f64> = all.body["memories"].as_array().unwrap().iter().map(|m| m["dist"].as_f64().unwrap()).collect();
+        assert_eq!(dists[..], wider[..10], "{text}: the first ten of a wider exact search");
+        // The graph's search breadth does not narrow a scan.
+        let narrow = api.call("POST", "/v1/long-term-memory/search", &json!({ "text": text, "search_mode": "semantic", "exact": true, "ef": 1, "limit": 10, "recency_boost": false }).to_string());
+        assert_eq!(ids(&narrow.body), ids(&exact.body), "{text}");
+    }
+    let bad = api.call("POST", "/v1/long-term-memory/search", &json!({ "text": "tea", "exact": "yes" }).to_string());
+    assert_eq!((bad.status, bad.body["code"].as_str()), (422, Some("invalid_input")), "{}", bad.body);
+}

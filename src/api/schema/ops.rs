@@ -161,6 +161,7 @@ pub const SEARCH_BODY: S = Obj(
         opt("as_of", Nullable(&DateTime), "find what was current then: valid_from <= as_of < valid_to (not with include_superseded)"),
         opt("include_superseded", Bool, "find every version of each fact"),
         opt("explain", Bool, "attach each hit's ranking signals as `explain`: BM25 and vector score and rank, the fusion formula and inputs, time and recency factors, the filters"),
+        opt("exact", Bool, "scan every vector instead of walking the ANN graphs: slower, and the same answer however the tenant is sharded"),
     ],
     // AMS clients send model fields edgemem ignores.
     true,
