@@ -158,6 +158,7 @@ impl MemoryCore {
             snapshot_every_ops: opts.snapshot_every_ops.unwrap_or(defaults.snapshot_every_ops),
             chunk_bytes: opts.chunk_bytes.unwrap_or(defaults.chunk_bytes),
             key_prefix: opts.key_prefix.unwrap_or_default(),
+            ..defaults
         };
         let backend = AnyBackend::from_js(store)?;
         let clock = clock_from(clock)?;

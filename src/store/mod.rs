@@ -67,6 +67,7 @@ use crate::core::error::{Error, Result};
 use crate::core::limits;
 use crate::core::privacy::{PseudonymKey, Scrubbed, Scrubber};
 use crate::core::time::Millis;
+pub use crate::core::vector::Quantization;
 
 /// Configuration of a [`Store`], with documented defaults.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,6 +87,11 @@ pub struct StoreConfig {
     /// Prefix of every key, so several stores can share one backend.
     /// Default empty; at most [`limits::ID_BYTES_MAX`] bytes.
     pub key_prefix: String,
+    /// How a long-term vector index made from now on stores its rows.
+    /// Default [`Quantization::None`] (f32); an existing index keeps its
+    /// own. Set before the log is replayed, so a restart builds what the
+    /// live store built.
+    pub vector_quantization: Quantization,
 }
 
 impl Default for StoreConfig {
@@ -94,6 +100,7 @@ impl Default for StoreConfig {
             snapshot_every_ops: limits::SNAPSHOT_EVERY_OPS_DEFAULT,
             chunk_bytes: limits::SNAPSHOT_CHUNK_BYTES_DEFAULT,
             key_prefix: String::new(),
+            vector_quantization: Quantization::None,
         }
     }
 }
@@ -203,7 +210,7 @@ impl<B: Backend> Store<B> {
                 detail: "an eventually consistent backend (Workers KV) can hold published snapshots, not the op log".into(),
             });
         }
-        let found = recover::recover(&backend, &config.key_prefix, true).await?;
+        let found = recover::recover(&backend, &config.key_prefix, true, config.vector_quantization).await?;
         let inner = Inner {
             backend,
             config,
@@ -469,7 +476,7 @@ impl Store<MemoryBackend> {
     /// in-memory store: a read replica that starts without replaying a log.
     pub async fn open_published<T: Backend>(source: &T, key_prefix: &str) -> Result<Store<MemoryBackend>> {
         // A replica never writes to its source, so it does not look for leftovers there.
-        let found = recover::recover(source, key_prefix, false).await?;
+        let found = recover::recover(source, key_prefix, false, Quantization::None).await?;
         let config = StoreConfig::default();
         let inner = Inner {
             backend: MemoryBackend::new(),
@@ -490,7 +497,7 @@ impl Store<MemoryBackend> {
 impl<B: Backend> Inner<B> {
     async fn heal(&mut self) -> Result<()> {
         if self.poisoned {
-            let found = recover::recover(&self.backend, &self.config.key_prefix, true).await?;
+            let found = recover::recover(&self.backend, &self.config.key_prefix, true, self.config.vector_quantization).await?;
             self.engine = found.engine;
             self.head = found.head;
             self.log_records_since_snapshot = found.records;

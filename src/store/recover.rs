@@ -14,6 +14,7 @@ use crate::core::engine::{decode_log_entry, Engine};
 use crate::core::feed::{event_of, Ring};
 use crate::core::error::{Error, Result};
 use crate::core::limits;
+use crate::core::vector::Quantization;
 
 /// What recovery found.
 pub(super) struct Recovered {
@@ -33,7 +34,7 @@ pub(super) struct Recovered {
 /// Writes nothing, so a refused open leaves the store as it was. With
 /// `find_leftovers`, also checks (without reading any value on a clean store)
 /// whether a crash left garbage for the next snapshot to repair.
-pub(super) async fn recover<B: Backend>(backend: &B, prefix: &str, find_leftovers: bool) -> Result<Recovered> {
+pub(super) async fn recover<B: Backend>(backend: &B, prefix: &str, find_leftovers: bool, quantization: Quantization) -> Result<Recovered> {
     let head = match backend.get(&head_key(prefix)).await? {
         Some(bytes) => Some(Head::decode(&bytes)?),
         None => None,
@@ -43,6 +44,7 @@ pub(super) async fn recover<B: Backend>(backend: &B, prefix: &str, find_leftover
         Some(h) => load_snapshot(backend, prefix, h).await?,
     };
     let leftovers = find_leftovers && sweep::leftovers(backend, prefix, head, true).await?;
+    engine.set_vector_quantization(quantization);
     let mut events = Ring::default();
     let (records, bytes) = replay(backend, prefix, &mut engine, &mut events).await?;
     Ok(Recovered { engine, head, records, bytes, leftovers, events })

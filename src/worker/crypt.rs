@@ -77,13 +77,13 @@ pub(super) struct Tenant {
 impl Tenant {
     /// Opens the tenant's store with the request's keys (finishing a due
     /// rotation, or encrypting a plaintext tenant given a key).
-    pub async fn open(storage: SqlBackend, keys: &RequestKeys, rotating: bool) -> Result<Tenant> {
+    pub async fn open(storage: SqlBackend, keys: &RequestKeys, rotating: bool, config: StoreConfig) -> Result<Tenant> {
         let list = keys.open_list(rotating);
         let mut ring = Vec::with_capacity(list.len());
         for raw in &list {
             ring.push(key(raw).await?);
         }
-        let store = Store::open_sealed(Sealed::open(storage, "", ring).await?, StoreConfig::default()).await?;
+        let store = Store::open_sealed(Sealed::open(storage, "", ring).await?, config).await?;
         let fingerprint = match store.key_id().await {
             Some(_) => list.first().map(encryption_fingerprint),
             None => None,

@@ -248,7 +248,7 @@ impl MemoryObject {
                 };
                 let fault = env_string(&self.env, "EDGEMEM_DEV_MODE").as_deref() == Some("1") && env_string(&self.env, "EDGEMEM_TEST_FAULT").as_deref() == Some("after_delete_all");
                 let Some(backend) = SqlBackend::open(self.state.storage(), self.meter.clone(), stash, self.wiped.clone(), fault).await? else { return Ok(None) };
-                let tenant = Tenant::open(backend, keys, rotating).await?;
+                let tenant = Tenant::open(backend, keys, rotating, store_config(&self.env)?).await?;
                 tenant.store.set_listener(Some(self.hub.listener()));
                 *slot = Some(tenant);
                 // An open may have finished a rotation (storage rewritten).
@@ -463,6 +463,18 @@ impl MemoryObject {
         store.set_privacy_key(privacy_key(&self.env, namespace, dev)?);
         Ok(())
     }
+}
+
+/// A tenant store's settings from the deployment: `EDGEMEM_VECTOR_QUANTIZATION`
+/// (`f32`, the default, or `int8`: a quarter of the bytes per vector, for
+/// tenants whose shards must fit a smaller memory budget).
+fn store_config(env: &Env) -> Result<crate::store::StoreConfig, Error> {
+    let vector_quantization = match env_string(env, "EDGEMEM_VECTOR_QUANTIZATION").as_deref() {
+        None | Some("f32") => crate::store::Quantization::None,
+        Some("int8") => crate::store::Quantization::Int8,
+        Some(other) => return Err(Error::invalid("EDGEMEM_VECTOR_QUANTIZATION", format!("{other:?} is not f32 or int8"))),
+    };
+    Ok(crate::store::StoreConfig { vector_quantization, ..Default::default() })
 }
 
 /// A namespace's privacy key, from `EDGEMEM_PRIVACY_KEY`: none without the

@@ -472,6 +472,12 @@ impl Engine {
     }
 
     /// The tenant's long-term memory, for queries.
+    /// How long-term vector indexes made from now on store their rows
+    /// (see [`LongTerm::set_quantization`]).
+    pub fn set_vector_quantization(&mut self, q: crate::core::vector::Quantization) {
+        self.longterm.set_quantization(q);
+    }
+
     pub fn longterm(&self) -> &LongTerm {
         &self.longterm
     }

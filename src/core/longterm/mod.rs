@@ -165,6 +165,10 @@ pub struct LongTerm {
     chains: facts::Chains,
     /// Every record's versions (see [`versions`]).
     histories: versions::Histories,
+    /// How an index made from now on stores its rows (the first vector's,
+    /// a re-embedding's): a host's setting, not state. An index keeps the
+    /// quantization it was built with, in its own encoding.
+    quantization: vector::Quantization,
 }
 
 /// The metadata key that marks a superseded record, naming its successor.
@@ -189,6 +193,7 @@ impl Clone for LongTerm {
             restage: self.restage.clone(),
             chains: self.chains.clone(),
             histories: self.histories.clone(),
+            quantization: self.quantization,
         }
     }
 }
@@ -225,6 +230,7 @@ impl Default for LongTerm {
             restage: None,
             chains: facts::Chains::new(),
             histories: versions::Histories::default(),
+            quantization: vector::Quantization::None,
         }
     }
 }
@@ -232,6 +238,18 @@ impl Default for LongTerm {
 impl LongTerm {
     pub fn new() -> LongTerm {
         LongTerm::default()
+    }
+
+    /// How indexes made from now on store their rows (default
+    /// [`vector::Quantization::None`]: f32). Int8 keeps a quarter of the
+    /// bytes per row, at some recall (BENCHMARKS.md).
+    pub fn set_quantization(&mut self, q: vector::Quantization) {
+        self.quantization = q;
+    }
+
+    /// The index configuration for `dim` under this store's setting.
+    fn index_config(&self, dim: usize) -> vector::Config {
+        vector::Config::new(dim, vector::Metric::Cosine).quantization(self.quantization)
     }
 
     /// Number of live records.
@@ -271,7 +289,7 @@ impl LongTerm {
 
     fn index_mut(&mut self, dim: usize) -> Result<&mut VectorIndex> {
         if self.index.is_none() {
-            self.index = Some(VectorIndex::new(vector::Config::new(dim, vector::Metric::Cosine))?);
+            self.index = Some(VectorIndex::new(self.index_config(dim))?);
         }
         self.index.as_mut().ok_or_else(|| Error::Internal { detail: "index missing".into() })
     }

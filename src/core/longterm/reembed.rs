@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use super::{check_components, f32_bytes, LongTerm, LtmApplied};
 use crate::core::error::{Error, Result, VectorCode};
 use crate::core::limits;
-use crate::core::vector::{self, VectorIndex};
+use crate::core::vector::VectorIndex;
 
 /// One record's new vector.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -195,7 +195,7 @@ impl LongTerm {
         let Some(stage) = self.restage.take() else { return Err(Error::Internal { detail: "no staging to finish".into() }) };
         // Build the whole new index before touching the old one, so a
         // failure leaves the namespace as it was.
-        let mut index = VectorIndex::new(vector::Config::new(stage.dim, vector::Metric::Cosine))?;
+        let mut index = VectorIndex::new(self.index_config(stage.dim))?;
         for k in self.records.keys() {
             let v = stage.vectors.get(k).ok_or_else(|| Error::Internal { detail: format!("key {k} not staged") })?;
             index.add(*k, v)?;

@@ -15,7 +15,7 @@ fn run<F: Future>(f: F) -> F::Output {
 }
 
 fn cfg(every: u64, chunk: usize) -> StoreConfig {
-    StoreConfig { snapshot_every_ops: every, chunk_bytes: chunk, key_prefix: "t/".into() }
+    StoreConfig { snapshot_every_ops: every, chunk_bytes: chunk, key_prefix: "t/".into(), ..StoreConfig::default() }
 }
 
 /// A deterministic workload: puts, appends, deletes and TTL sweeps.
@@ -71,6 +71,43 @@ fn reopen_gives_the_same_state_with_and_without_snapshots() {
             let log_keys = keys.keys().filter(|k| k.starts_with("t/log/")).count() as u64;
             assert_eq!(log_keys, stats.log_records_since_snapshot, "only records after the snapshot remain");
         }
+    }
+}
+
+#[test]
+fn a_quantized_store_builds_int8_indexes_the_same_after_a_restart() {
+    use crate::core::longterm::{LtmOp, NewRecord};
+    use crate::core::retrieval::record::{MemoryRecord, MemoryType};
+    let create = |i: u64| {
+        let records = (0..50)
+            .map(|j| {
+                let n = i * 50 + j;
+                let mut r = MemoryRecord::new(format!("r{n}"), format!("note {n}"), MemoryType::Semantic, n);
+                r.refresh_hash();
+                let vector = (0..16).map(|d| (((n * 31 + d * 7) % 23) as f32) - 11.0).collect();
+                NewRecord { record: r, vector }
+            })
+            .collect();
+        Op::Ltm(LtmOp::Create { records, deduplicate: false, embedder: None, actor: None })
+    };
+    let quantization = |s: &Store<MemoryBackend>| run(s.read(|e| e.longterm().index().map(|i| i.config().quantization))).unwrap();
+    // Every 40 ops a snapshot, so the restart decodes an index and replays more.
+    for every in [1_000, 40] {
+        let backend = MemoryBackend::new();
+        let config = StoreConfig { vector_quantization: Quantization::Int8, ..cfg(every, 1 << 20) };
+        let store = run(Store::open(backend.clone(), config.clone())).unwrap();
+        for i in 0..100 {
+            run(store.apply(create(i), now(i))).unwrap();
+        }
+        assert_eq!(quantization(&store), Some(Quantization::Int8));
+        let live = run(store.read(|e| e.clone())).unwrap();
+        let reopened = run(Store::open(backend.clone(), config)).unwrap();
+        assert_eq!(quantization(&reopened), Some(Quantization::Int8), "every={every}");
+        assert_eq!(run(reopened.read(|e| e.clone())).unwrap(), live, "every={every}");
+        // A store of the default setting keeps f32 rows.
+        let plain = run(Store::open(MemoryBackend::new(), cfg(every, 1 << 20))).unwrap();
+        run(plain.apply(create(0), now(0))).unwrap();
+        assert_eq!(quantization(&plain), Some(Quantization::None));
     }
 }
 

@@ -112,7 +112,7 @@ fn fuzz_json_api() {
     // No snapshot: the replay check below compares the live state with the
     // log alone (a snapshot restore is checked by the `snapshot` target and
     // the simulation; see `episode_seqs_continue_after_a_restart`).
-    let config = StoreConfig { snapshot_every_ops: limits::SNAPSHOT_EVERY_OPS_MAX, chunk_bytes: 4096, key_prefix: String::new() };
+    let config = StoreConfig { snapshot_every_ops: limits::SNAPSHOT_EVERY_OPS_MAX, chunk_bytes: 4096, key_prefix: String::new(), ..StoreConfig::default() };
     let mut api = Api::new(config.clone());
     let bodies: Vec<Vec<u8>> = REQUESTS.iter().map(|(_, _, b)| b.as_bytes().to_vec()).filter(|b| !b.is_empty()).collect();
     let mut interesting: Vec<Value> = JSON_TOKENS.iter().filter_map(|t| serde_json::from_slice(t).ok()).chain([json!("x".repeat(70_000)), Value::Array(vec![json!(1); 2_000]), json!({"k": "v"}), json!(u64::MAX), json!(i64::MIN)]).collect();

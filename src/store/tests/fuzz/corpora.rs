@@ -134,7 +134,7 @@ pub(super) fn v0_session(i: u64) -> SessionV0 {
 }
 
 pub(super) fn corpus() -> Corpus {
-    let config = StoreConfig { snapshot_every_ops: limits::SNAPSHOT_EVERY_OPS_MAX, chunk_bytes: limits::SNAPSHOT_CHUNK_BYTES_DEFAULT, key_prefix: String::new() };
+    let config = StoreConfig { snapshot_every_ops: limits::SNAPSHOT_EVERY_OPS_MAX, chunk_bytes: limits::SNAPSHOT_CHUNK_BYTES_DEFAULT, key_prefix: String::new(), ..StoreConfig::default() };
     let api = Api::new(config);
     let mut records: Vec<(u64, Vec<u8>)> = api.backend.dump().into_iter().filter_map(|(k, v)| Some((u64::from_str_radix(k.strip_prefix("log/")?, 16).ok()?, v))).collect();
     let mut snapshots = vec![Engine::new().encode_snapshot().unwrap(), run(api.store.read(|e| e.encode_snapshot())).unwrap().unwrap()];

@@ -273,7 +273,7 @@ fn fuzz_chunks() {
     let bases: Vec<(StoreConfig, BTreeMap<String, Vec<u8>>, Engine)> = [(64usize, 7u64), (100, 11)]
         .into_iter()
         .map(|(chunk, seed)| {
-            let config = StoreConfig { snapshot_every_ops: limits::SNAPSHOT_EVERY_OPS_MAX, chunk_bytes: chunk, key_prefix: PREFIX.into() };
+            let config = StoreConfig { snapshot_every_ops: limits::SNAPSHOT_EVERY_OPS_MAX, chunk_bytes: chunk, key_prefix: PREFIX.into(), ..StoreConfig::default() };
             let backend = MemoryBackend::new();
             let store = run(Store::open(backend.clone(), config.clone())).unwrap();
             let ops = sample_ops(seed, 40);
@@ -475,7 +475,7 @@ fn deep_nesting_is_a_typed_error() {
 /// payloads, service states) can carry it.
 #[test]
 fn a_number_key_in_stored_json_survives_a_restart() {
-    let config = StoreConfig { snapshot_every_ops: limits::SNAPSHOT_EVERY_OPS_MAX, chunk_bytes: 4096, key_prefix: String::new() };
+    let config = StoreConfig { snapshot_every_ops: limits::SNAPSHOT_EVERY_OPS_MAX, chunk_bytes: 4096, key_prefix: String::new(), ..StoreConfig::default() };
     let backend = MemoryBackend::new();
     let store = run(Store::open(backend.clone(), config.clone())).unwrap();
     let mut api = Api { backend: backend.clone(), store, now: 1_795_000_000_000, counter: 0 };

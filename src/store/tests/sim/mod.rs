@@ -344,7 +344,7 @@ fn run_seed(seed: u64, trace: bool) -> Tally {
         p_fail: rng.pick(&[0.0, 0.03, 0.1, 0.25]),
         p_crash: rng.pick(&[0.0, 0.002, 0.01, 0.03]),
         tick_ms: rng.pick(&[20, 300, 1_500]),
-        config: StoreConfig { snapshot_every_ops: rng.range(1, 12), chunk_bytes: rng.pick(&[64, 100, 256, 4096]), key_prefix: PREFIX.into() },
+        config: StoreConfig { snapshot_every_ops: rng.range(1, 12), chunk_bytes: rng.pick(&[64, 100, 256, 4096]), key_prefix: PREFIX.into(), ..StoreConfig::default() },
         now: 1_700_000_000_000,
         submitted: 0,
         next_task: 0,
