@@ -135,11 +135,15 @@ limits! {
     /// items changed (or after its last round): the fence then lasts one
     /// small round.
     pub const SHARD_MOVE_FENCE_LAG_ITEMS: usize = 64;
-    /// Records a shard holds before it asks its directory to split it (a
-    /// deployment may set a lower `EDGEMEM_SHARD_SPLIT_RECORDS`). From the
-    /// 64 MB budget per shard: 100,000 records of 384 int8 dimensions
-    /// peaked at 185 MB while building, so about a quarter of that fits.
-    pub const SHARD_SPLIT_RECORDS: usize = 25_000;
+    /// Records a shard of int8 vectors holds before it asks its directory
+    /// to split it (a deployment may set `EDGEMEM_SHARD_SPLIT_RECORDS`).
+    /// From the 64 MB budget per shard: measured (benches/shard-scale.mjs),
+    /// an object takes 17.7 MB with one record and about 2.1 KB more per
+    /// 384-d int8 record, so about 22,000 fit; this leaves a margin.
+    pub const SHARD_SPLIT_RECORDS: usize = 20_000;
+    /// The same for f32 vectors (the default quantization): about 5.0 KB a
+    /// record, so about 9,300 fit in 64 MB.
+    pub const SHARD_SPLIT_RECORDS_F32: usize = 8_000;
     /// Objects the id → tenant directory is spread over, by the id's
     /// bucket, so no single object sees every create. Fixed for a
     /// deployment: changing it would strand the entries already written.

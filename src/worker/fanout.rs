@@ -60,6 +60,9 @@ struct NodeAnswer {
     asked: Vec<ShardId>,
     missing: Vec<ShardId>,
     stale: bool,
+    /// Calls to other objects this subtree made (for the meter).
+    #[serde(default)]
+    calls: u64,
 }
 
 /// A node's surroundings: where its children are, what to pass them.
@@ -75,6 +78,9 @@ pub struct Node<'a> {
     pub now: fn() -> Millis,
     /// Counts this node's calls to other objects.
     pub calls: &'a dyn Fn(),
+    /// Calls made by this node and the subtrees that answered it, this
+    /// request: a subtree that did not answer is not counted.
+    pub tree_calls: std::cell::Cell<u64>,
 }
 
 impl Node<'_> {
@@ -89,7 +95,7 @@ impl Node<'_> {
             Some(round) => {
                 let search = parts::parse_body(self.store, &body.search)?;
                 let (part, cov) = self.walk(&body, &search, round, body.stats, body.deadline_at).await?;
-                Ok(json!(NodeAnswer { part, asked: cov.asked, missing: cov.missing, stale: cov.stale }))
+                Ok(json!(NodeAnswer { part, asked: cov.asked, missing: cov.missing, stale: cov.stale, calls: self.tree_calls.get() }))
             }
         }
     }
@@ -186,6 +192,7 @@ impl Node<'_> {
         for (child, answer) in children.iter().zip(answers) {
             match answer {
                 Ok(a) => {
+                    self.tree_calls.set(self.tree_calls.get().saturating_add(a.calls));
                     coverage.absorb(Coverage { asked: a.asked, missing: a.missing, stale: a.stale });
                     // A subtree none of whose shards answered has no part.
                     if !a.part.is_null() {
@@ -225,6 +232,7 @@ impl Node<'_> {
             init.with_method(Method::Post).with_headers(h).with_body(Some(json!(ask).to_string().into()));
             let req = Request::new_with_init(&format!("https://shard.local{FANOUT_PATH}"), &init).map_err(w)?;
             (self.calls)();
+            self.tree_calls.set(self.tree_calls.get().saturating_add(1));
             let stub = self.env.durable_object(super::MEMORY_BINDING).map_err(w)?.id_from_name(&object_name(&self.routed.tenant, child.shard)).map_err(w)?.get_stub().map_err(w)?;
             let mut resp = stub.fetch_with_request(req).await.map_err(w)?;
             let bytes = resp.bytes().await.map_err(w)?;

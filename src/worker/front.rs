@@ -248,8 +248,8 @@ pub(super) async fn dispatch(env: &Env, settings: &auth::Settings, principal: &P
     // (namespace, entry time) of the directory entry a by-id request followed.
     let mut followed: Option<(String, u64)> = None;
     if namespace.is_none() && !by_id.is_empty() {
-        let found = routing::lookup(env, &by_id).await?;
-        let mut spaces: Vec<(String, u64)> = found.into_values().flatten().filter(|(ns, _)| principal.covers(ns)).collect();
+        let found = routing::lookup(env, &by_id, true).await?;
+        let mut spaces: Vec<(String, u64)> = found.into_values().flatten().filter(|e| principal.covers(&e.namespace)).map(|e| (e.namespace, e.at)).collect();
         spaces.sort();
         spaces.dedup_by(|a, b| a.0 == b.0);
         match spaces.as_slice() {
@@ -273,7 +273,12 @@ pub(super) async fn dispatch(env: &Env, settings: &auth::Settings, principal: &P
     if ltm && method == Method::Post && object_name != DEFAULT_NAMESPACE {
         let (rewritten, ids) = assign_ids(&body, now)?;
         if !ids.is_empty() {
-            routing::register(env, &object_name, &ids, now).await?;
+            // A sharded tenant's entries name each record's bucket.
+            let buckets = match shard::initial_shards(env)? {
+                Some(_) => Some(shard::create_buckets(&rewritten, super::privacy_key(env, &object_name, settings.dev)?.as_ref())?),
+                None => None,
+            };
+            routing::register(env, &object_name, &ids, buckets.as_deref().filter(|b| b.len() == ids.len()), now).await?;
         }
         fault(env, settings, "after_directory_register")?;
         body = rewritten;
@@ -282,7 +287,7 @@ pub(super) async fn dispatch(env: &Env, settings: &auth::Settings, principal: &P
     // An import's records are found by id like created ones.
     if path == "/v1/import" && method == Method::Post && object_name != DEFAULT_NAMESPACE {
         for chunk in tenancy::imported_ids(&body).chunks(limits::LTM_CREATE_BATCH_MAX) {
-            routing::register(env, &object_name, chunk, now).await?;
+            routing::register(env, &object_name, chunk, None, now).await?;
         }
     }
 

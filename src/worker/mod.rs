@@ -99,6 +99,11 @@ fn with_object_calls(resp: Response, calls: u64, retries: u64) -> WResult<Respon
     Ok(resp.with_headers(headers))
 }
 
+/// What one object spent on a request, as `X-Edgemem-Meter` says it.
+fn meter_line(spent: &sql::Reading) -> String {
+    format!("rows_read={}; rows_written={}; sql_statements={}; object_calls={}; wasm_memory_bytes={}", spent.rows_read, spent.rows_written, spent.statements, spent.object_calls, wasm_memory_bytes())
+}
+
 /// A JSON response; a body the API already wrote as bytes (a prompt) is
 /// handed over as it is, never parsed or re-serialized here.
 fn json_response(r: api::Response) -> WResult<Response> {
@@ -376,12 +381,14 @@ impl MemoryObject {
             let services = services::WorkerServices { env: &self.env, shards: None };
             let meter = self.meter.clone();
             let count = move || meter.count_call();
-            let node = fanout::Node { env: &self.env, store: &store, services: &services, routed, pass: pass.clone(), dev, now: now_ms, calls: &count };
+            let node = fanout::Node { env: &self.env, store: &store, services: &services, routed, pass: pass.clone(), dev, now: now_ms, calls: &count, tree_calls: Cell::new(0) };
             // Boxed: this (large) future's state stays out of `serve`'s.
             let v = Box::pin(node.serve(node_body)).await?;
             let out = json_response(api::Response { status: 200, body: v, raw: None, content_type: None }).map_err(w)?;
             let spent = self.meter.read().since(before);
-            out.headers().set(METER_HEADER, &format!("rows_read={}; rows_written={}; sql_statements={}; object_calls={}; wasm_memory_bytes={}", spent.rows_read, spent.rows_written, spent.statements, spent.object_calls, wasm_memory_bytes())).map_err(w)?;
+            // The root's: every call of the tree that answered it.
+            let meter = format!("{}; tree_calls={}", meter_line(&spent), node.tree_calls.get());
+            out.headers().set(METER_HEADER, &meter).map_err(w)?;
             return Ok(out);
         }
         if method == Method::Post && url.path() == "/v1/snapshots/publish" {
@@ -448,7 +455,7 @@ impl MemoryObject {
         // This request's share, exact when requests do not overlap (they
         // interleave at awaits).
         let spent = self.meter.read().since(before);
-        out.headers().set(METER_HEADER, &format!("rows_read={}; rows_written={}; sql_statements={}; object_calls={}; wasm_memory_bytes={}", spent.rows_read, spent.rows_written, spent.statements, spent.object_calls, wasm_memory_bytes())).map_err(w)?;
+        out.headers().set(METER_HEADER, &meter_line(&spent)).map_err(w)?;
         Ok(out)
     }
 

@@ -74,10 +74,14 @@ impl MemoryObject {
 
     /// Asks the directory for a split once this shard holds more records
     /// than its threshold (`EDGEMEM_SHARD_SPLIT_RECORDS`, default
-    /// [`limits::SHARD_SPLIT_RECORDS`]). Best effort, like the hand-over.
+    /// [`limits::SHARD_SPLIT_RECORDS`] for int8 vectors,
+    /// [`limits::SHARD_SPLIT_RECORDS_F32`] for f32). Best effort, like the
+    /// hand-over.
     async fn maybe_split(&self, store: &DoStore) {
         let Ok(Some(me)) = shard::known_self(&self.state, &self.shard_self).await else { return };
-        let threshold = env_u64(&self.env, "EDGEMEM_SHARD_SPLIT_RECORDS", limits::SHARD_SPLIT_RECORDS as u64, limits::LTM_RECORDS_MAX as u64).unwrap_or(limits::SHARD_SPLIT_RECORDS as u64) as usize;
+        let int8 = super::store_config(&self.env).is_ok_and(|c| c.vector_quantization == crate::store::Quantization::Int8);
+        let default = if int8 { limits::SHARD_SPLIT_RECORDS } else { limits::SHARD_SPLIT_RECORDS_F32 } as u64;
+        let threshold = env_u64(&self.env, "EDGEMEM_SHARD_SPLIT_RECORDS", default, limits::LTM_RECORDS_MAX as u64).unwrap_or(default) as usize;
         let Ok((records, _)) = api::moves::held(store).await else { return };
         shard::split::maybe_ask(&self.env, &me, records, threshold, &self.split_asked, now_ms()).await;
     }

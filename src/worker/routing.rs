@@ -2,7 +2,8 @@
 //!
 //! Reads, edits and deletes by id may name no namespace, so ids created
 //! outside the default tenant are recorded in a directory object (keys
-//! `dir/{id}/{namespace}` holding the time of the entry). An id may live in
+//! `dir/{id}/{namespace}` holding the time of the entry, and for a sharded
+//! tenant `/` and the record's bucket, so its by-id routes ask one shard). An id may live in
 //! several tenants (clients choose ids); the front Worker picks the one the
 //! caller's key covers.
 //!
@@ -22,14 +23,14 @@
 
 use std::collections::BTreeMap;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use worker::{Env, Method, Request, RequestInit, State};
 
 use super::backend::DoBackend;
 use crate::core::error::{Error, Result};
 use crate::core::limits;
-use crate::core::shard::bucket_of;
+use crate::core::shard::{bucket_of, Bucket};
 use crate::store::{Backend, KeyRange};
 
 /// The single directory of earlier releases, read on a miss.
@@ -40,24 +41,30 @@ fn directory_of(id: &str) -> String {
     format!("{LEGACY_OBJECT}/{}", bucket_of(id) as usize % limits::ID_DIRECTORY_SHARDS)
 }
 
-/// `ids` grouped by their directory object.
-fn by_object(ids: &[String]) -> BTreeMap<String, Vec<String>> {
-    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for id in ids {
-        out.entry(directory_of(id)).or_default().push(id.clone());
+/// Ids, each with its record's bucket when known.
+type Entries = Vec<(String, Option<Bucket>)>;
+
+/// `ids` (each with its record's bucket, when known) grouped by their
+/// directory object.
+fn by_object(ids: &[String], buckets: Option<&[Bucket]>) -> BTreeMap<String, Entries> {
+    let mut out: BTreeMap<String, Entries> = BTreeMap::new();
+    for (i, id) in ids.iter().enumerate() {
+        out.entry(directory_of(id)).or_default().push((id.clone(), buckets.and_then(|b| b.get(i).copied())));
     }
     out
 }
 
-/// `op` with `body` (its `ids` replaced by each group's) at every object
-/// of `groups`, a fan-out's branching at once; the answers in order.
-async fn each(env: &Env, op: &str, groups: &BTreeMap<String, Vec<String>>, body: &Value) -> Result<Vec<Value>> {
-    let groups: Vec<(&String, &Vec<String>)> = groups.iter().collect();
+/// `op` with `body` (its `ids` and `buckets` replaced by each group's) at
+/// every object of `groups`, a fan-out's branching at once; the answers
+/// in order.
+async fn each(env: &Env, op: &str, groups: &BTreeMap<String, Entries>, body: &Value) -> Result<Vec<Value>> {
+    let groups: Vec<(&String, &Entries)> = groups.iter().collect();
     let mut out = Vec::with_capacity(groups.len());
     for chunk in groups.chunks(limits::SHARD_FANOUT_BRANCHING_MAX) {
-        let calls = chunk.iter().map(|(object, ids)| {
+        let calls = chunk.iter().map(|(object, entries)| {
             let mut b = body.clone();
-            b["ids"] = json!(ids);
+            b["ids"] = json!(entries.iter().map(|(id, _)| id).collect::<Vec<_>>());
+            b["buckets"] = json!(entries.iter().map(|(_, bucket)| bucket).collect::<Vec<_>>());
             async move { call(env, object, op, b).await }
         });
         for v in futures_util::future::join_all(calls).await {
@@ -80,28 +87,41 @@ async fn call(env: &Env, object: &str, op: &str, body: Value) -> Result<Value> {
     resp.json::<Value>().await.map_err(w)
 }
 
-/// The tenants each id is recorded in.
-pub async fn lookup(env: &Env, ids: &[String]) -> Result<BTreeMap<String, Vec<(String, u64)>>> {
-    let mut found: BTreeMap<String, Vec<(String, u64)>> = BTreeMap::new();
-    for v in each(env, "get", &by_object(ids), &json!({})).await? {
-        found.extend(serde_json::from_value::<BTreeMap<String, Vec<(String, u64)>>>(v["namespaces"].clone()).unwrap_or_default());
+/// One tenant an id is recorded in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Entry {
+    pub namespace: String,
+    /// When the entry was written (0: an earlier release's).
+    pub at: u64,
+    /// The record's bucket in a sharded tenant, when the create knew it:
+    /// its by-id routes ask that bucket's shard first.
+    pub bucket: Option<Bucket>,
+}
+
+/// The tenants each id is recorded in. `legacy`: also look in the single
+/// directory of earlier releases for an id not found in its shard.
+pub async fn lookup(env: &Env, ids: &[String], legacy: bool) -> Result<BTreeMap<String, Vec<Entry>>> {
+    let mut found: BTreeMap<String, Vec<Entry>> = BTreeMap::new();
+    for v in each(env, "get", &by_object(ids, None), &json!({})).await? {
+        found.extend(serde_json::from_value::<BTreeMap<String, Vec<Entry>>>(v["entries"].clone()).unwrap_or_default());
     }
     let missing: Vec<String> = ids.iter().filter(|id| !found.contains_key(*id)).cloned().collect();
-    if !missing.is_empty() {
+    if legacy && !missing.is_empty() {
         let v = call(env, LEGACY_OBJECT, "get", json!({ "ids": missing })).await?;
-        found.extend(serde_json::from_value::<BTreeMap<String, Vec<(String, u64)>>>(v["namespaces"].clone()).unwrap_or_default());
+        found.extend(serde_json::from_value::<BTreeMap<String, Vec<Entry>>>(v["entries"].clone()).unwrap_or_default());
     }
     Ok(found)
 }
 
-/// Records that `ids` live (or are about to live) in `namespace`.
-pub async fn register(env: &Env, namespace: &str, ids: &[String], now: u64) -> Result<()> {
-    each(env, "put", &by_object(ids), &json!({ "namespace": namespace, "at": now })).await.map(drop)
+/// Records that `ids` live (or are about to live) in `namespace`, each in
+/// the bucket `buckets` gives it (a sharded tenant's create), if any.
+pub async fn register(env: &Env, namespace: &str, ids: &[String], buckets: Option<&[Bucket]>, now: u64) -> Result<()> {
+    each(env, "put", &by_object(ids, buckets), &json!({ "namespace": namespace, "at": now })).await.map(drop)
 }
 
 /// Forgets `ids` in `namespace` (in their shards and in the legacy object).
 pub async fn forget(env: &Env, namespace: &str, ids: &[String]) -> Result<()> {
-    each(env, "delete", &by_object(ids), &json!({ "namespace": namespace })).await?;
+    each(env, "delete", &by_object(ids, None), &json!({ "namespace": namespace })).await?;
     call(env, LEGACY_OBJECT, "delete", json!({ "namespace": namespace, "ids": ids })).await.map(drop)
 }
 
@@ -109,17 +129,33 @@ pub async fn forget(env: &Env, namespace: &str, ids: &[String]) -> Result<()> {
 struct DirBody {
     #[serde(default)]
     ids: Vec<String>,
+    /// Each id's bucket, or null (`put` only).
+    #[serde(default)]
+    buckets: Vec<Option<Bucket>>,
     #[serde(default)]
     namespace: Option<String>,
     #[serde(default)]
     at: u64,
 }
 
+/// An entry's stored value: its time, then `/` and the bucket if known.
+fn entry_value(at: u64, bucket: Option<Bucket>) -> String {
+    match bucket {
+        Some(b) => format!("{at}/{b}"),
+        None => at.to_string(),
+    }
+}
+
+fn parse_entry(namespace: String, value: &str) -> Entry {
+    let (at, bucket) = value.split_once('/').map_or((value, None), |(at, b)| (at, b.parse::<Bucket>().ok().filter(|b| (*b as usize) < limits::SHARD_BUCKETS)));
+    Entry { namespace, at: at.parse::<u64>().unwrap_or(0), bucket }
+}
+
 /// The directory object's side: `get`, `put`, `delete` on its own storage
 /// (beside, never inside, a store's key layout).
 pub async fn serve(state: &State, op: &str, body: &[u8]) -> Result<Value> {
     let b: DirBody = crate::api::parse_json(body)?;
-    if b.ids.len() > limits::LTM_DELETE_BATCH_MAX.max(limits::LTM_CREATE_BATCH_MAX) {
+    if b.ids.len() > limits::LTM_DELETE_BATCH_MAX.max(limits::LTM_CREATE_BATCH_MAX) || b.buckets.len() > b.ids.len() {
         return Err(Error::LimitExceeded { what: "directory ids".into(), limit: limits::LTM_DELETE_BATCH_MAX as u64 });
     }
     let storage = DoBackend { storage: state.storage() };
@@ -128,31 +164,27 @@ pub async fn serve(state: &State, op: &str, body: &[u8]) -> Result<Value> {
     let namespace = || b.namespace.clone().ok_or_else(|| Error::invalid("namespace", "required"));
     match op {
         "get" => {
-            let mut found: BTreeMap<String, Vec<(String, u64)>> = BTreeMap::new();
+            let mut found: BTreeMap<String, Vec<Entry>> = BTreeMap::new();
             for id in &b.ids {
                 let prefix = format!("dir/{id}/");
                 let range = KeyRange { prefix: &prefix, start: "", end: None, limit: limits::DIRECTORY_NAMESPACES_PER_ID_MAX };
-                let mut spaces: Vec<(String, u64)> = storage
-                    .get_range(range)
-                    .await?
-                    .into_iter()
-                    .map(|(k, v)| (k[prefix.len()..].to_owned(), String::from_utf8_lossy(&v).parse::<u64>().unwrap_or(0)))
-                    .collect();
+                let mut entries: Vec<Entry> = storage.get_range(range).await?.into_iter().map(|(k, v)| parse_entry(k[prefix.len()..].to_owned(), &String::from_utf8_lossy(&v))).collect();
                 // Entries of earlier releases: `dir/{id}` holding the namespace.
                 // (stored as a string value, not bytes).
                 if let Ok(Some(ns)) = state.storage().get::<String>(&legacy(id)).await {
-                    spaces.push((ns, 0));
+                    entries.push(Entry { namespace: ns, at: 0, bucket: None });
                 }
-                if !spaces.is_empty() {
-                    found.insert(id.clone(), spaces);
+                if !entries.is_empty() {
+                    found.insert(id.clone(), entries);
                 }
             }
-            Ok(json!({ "namespaces": found }))
+            Ok(json!({ "entries": found }))
         }
         "put" => {
             let ns = namespace()?;
-            for id in &b.ids {
-                storage.put(&entry(id, &ns), b.at.to_string().into_bytes()).await?;
+            for (i, id) in b.ids.iter().enumerate() {
+                let bucket = b.buckets.get(i).copied().flatten().filter(|b| (*b as usize) < limits::SHARD_BUCKETS);
+                storage.put(&entry(id, &ns), entry_value(b.at, bucket).into_bytes()).await?;
             }
             Ok(json!({ "ok": true }))
         }

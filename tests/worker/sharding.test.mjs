@@ -118,12 +118,15 @@ test("records, sessions and settings go to the shard their placement names; unbu
   assert.equal(wide.json.partial, false);
   assert.deepEqual(wide.json.missing_shards, []);
   assert.equal(meter(wide.headers.get("x-edgemem-meter")).do_calls, 1, "the front calls the root only");
+  assert.equal(meter(wide.headers.get("x-edgemem-meter")).tree_calls, 2 * (SHARDS - 1), "the root calls the three others in each of two rounds");
 
   // Records by id: found in their shard, edited, deleted.
   const one = recs.find((m) => m.user_id);
   const got = await call("GET", `/v1/long-term-memory/${one.id}${ns}`);
   assert.equal(got.status, 200, got.text);
   assert.equal(got.json.text, one.text);
+  // The id directory names the record's bucket: one lookup, then its shard alone.
+  assert.equal(meter(got.headers.get("x-edgemem-meter")).do_calls, 2, got.headers.get("x-edgemem-meter"));
   const patched = await call("PATCH", `/v1/long-term-memory/${one.id}${ns}`, { text: `${one.text} edited` });
   assert.equal(patched.status, 200, patched.text);
   assert.equal((await call("GET", `/v1/long-term-memory/${one.id}${ns}`)).json.text, `${one.text} edited`);

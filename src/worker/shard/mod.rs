@@ -429,6 +429,23 @@ async fn placed(s: &Sharded<'_>, place: Placement, route: &routes::Route, path: 
     }
 }
 
+/// The bucket of each memory of a create's body that has an id (the
+/// order in which the front registers their ids): its user's, else its
+/// id's.
+pub fn create_buckets(body: &[u8], key: Option<&PseudonymKey>) -> Result<Vec<Bucket>> {
+    let v: Value = crate::api::parse_json(body)?;
+    let memories = v.get("memories").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    Ok(memories
+        .iter()
+        .filter(|m| m.is_object())
+        .filter_map(|m| {
+            let id = m["id"].as_str()?;
+            let user = m.get("user_id").and_then(Value::as_str).map(|u| canonical(key, u));
+            Some(crate::core::shard::record_bucket(user.as_deref(), id))
+        })
+        .collect())
+}
+
 /// A user id as its bucket is computed: a sealed id (as answers show
 /// them) opened, so either form finds the same shard.
 fn canonical(key: Option<&PseudonymKey>, user: &str) -> String {

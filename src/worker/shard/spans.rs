@@ -238,6 +238,24 @@ async fn search_with(s: &Sharded<'_>, map: &ShardMap, epoch: u64, mut v: Value) 
 /// (ids are the client's, so only the shards know), and it goes there.
 pub(super) async fn record(s: &Sharded<'_>, map: &ShardMap, epoch: u64, id: &str) -> Result<Answer> {
     let f = &s.forward;
+    // The id directory names the record's bucket when the front created it
+    // (one call, where asking every shard is one per shard): its shard is
+    // asked alone. A miss there (a record made inside a shard, an entry
+    // older than an edit that changed its user) asks every shard.
+    if map.shards().len() > 2 && s.tenant != super::super::DEFAULT_NAMESPACE {
+        let entries = super::super::routing::lookup(s.env, &[id.to_owned()], false).await?;
+        let bucket = entries.get(id).and_then(|es| es.iter().find(|e| e.namespace == s.tenant)).and_then(|e| e.bucket);
+        if let Some(b) = bucket {
+            let shard = map.owner(b);
+            if f.method == Method::Patch {
+                moving_check(s, map, shard)?;
+            }
+            let a = s.pass(shard, &s.routed(shard, epoch, vec![b])).await?;
+            if a.status != 404 {
+                return Ok(a);
+            }
+        }
+    }
     let query = f.url.query().map(|q| format!("?{q}")).unwrap_or_default();
     let probe = format!("{}/v1/long-term-memory/{id}{query}", f.url.origin().ascii_serialization());
     let shards = map.shards();
@@ -255,16 +273,22 @@ pub(super) async fn record(s: &Sharded<'_>, map: &ShardMap, epoch: u64, id: &str
     if f.method == Method::Get && f.url.path().ends_with(id) {
         return Ok(answers.into_iter().nth(i).expect("a holder"));
     }
-    // An edit that gives the record another user's bucket would move it.
     if f.method == Method::Patch {
-        let patch: Value = api::parse_json(&f.body)?;
-        if let Some(user) = patch.get("user_id").and_then(Value::as_str) {
-            let b = bucket_of(&canonical(s.privacy()?.as_ref(), user));
-            if map.owner(b) != shard {
-                return Err(Error::NotSharded { route: "PATCH /v1/long-term-memory/{} moving a record to another user's shard".into() });
-            }
-        }
+        moving_check(s, map, shard)?;
     }
     s.pass(shard, &s.routed(shard, epoch, Vec::new())).await
+}
+
+/// An edit that gives a record held by `shard` another user's bucket
+/// would move it to another shard: refused.
+fn moving_check(s: &Sharded<'_>, map: &ShardMap, shard: ShardId) -> Result<()> {
+    let patch: Value = api::parse_json(&s.forward.body)?;
+    if let Some(user) = patch.get("user_id").and_then(Value::as_str) {
+        let b = bucket_of(&canonical(s.privacy()?.as_ref(), user));
+        if map.owner(b) != shard {
+            return Err(Error::NotSharded { route: "PATCH /v1/long-term-memory/{} moving a record to another user's shard".into() });
+        }
+    }
+    Ok(())
 }
 
