@@ -9,11 +9,10 @@
 //   also when that shard was told before that the tenant had none.
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
-import { createHash } from "node:crypto";
 import { startWorker } from "./miniflare.mjs";
+import { bucketOf, evenOwner } from "./split-check.mjs";
 
 const SHARDS = 4;
-const BUCKETS = 4096;
 const running = [];
 after(async () => {
   for (const w of running) await w.mf.dispose();
@@ -25,15 +24,7 @@ async function start(bindings) {
   return w;
 }
 
-function bucketOf(key) {
-  const d = createHash("sha256").update("edgemem bucket v1\0").update(key).digest();
-  return ((d[0] << 8) | d[1]) % BUCKETS;
-}
-function owner(bucket, n = SHARDS) {
-  let o = 0;
-  for (let i = 0; i < n; i++) if (Math.floor((i * BUCKETS) / n) <= bucket) o = i;
-  return o;
-}
+const owner = (bucket) => evenOwner(bucket, SHARDS);
 
 const WORDS = ["tofu", "puppy", "lisbon", "marathon", "coffee", "invoice", "rent", "garden", "piano", "train", "sister", "allergy"];
 const USERS = Array.from({ length: 8 }, (_, i) => `user${i}`);

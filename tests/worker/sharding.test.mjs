@@ -17,14 +17,13 @@
 // - a tenant that held data before sharding was turned on keeps it at home.
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
-import { createHash } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startWorker } from "./miniflare.mjs";
+import { bucketOf, evenOwner } from "./split-check.mjs";
 
 const SHARDS = 4;
-const BUCKETS = 4096;
 const running = [];
 const dirs = [];
 after(async () => {
@@ -38,17 +37,7 @@ async function start(bindings, persistDir) {
   return w;
 }
 
-/** The bucket of a routing key, as `core::shard::bucket_of` computes it. */
-function bucketOf(key) {
-  const d = createHash("sha256").update("edgemem bucket v1\0").update(key).digest();
-  return ((d[0] << 8) | d[1]) % BUCKETS;
-}
-/** The owner of a bucket under `ShardMap::even(n)`. */
-function owner(bucket, n = SHARDS) {
-  let o = 0;
-  for (let i = 0; i < n; i++) if (Math.floor((i * BUCKETS) / n) <= bucket) o = i;
-  return o;
-}
+const owner = (bucket, n = SHARDS) => evenOwner(bucket, n);
 
 const WORDS = ["tofu", "puppy", "lisbon", "marathon", "coffee", "invoice", "rent", "garden", "piano", "train", "sister", "allergy", "peanut", "budget", "flight", "vegan"];
 /** `n` records with distinct texts (so no create deduplicates one). */

@@ -1,5 +1,6 @@
-// What a split must leave behind (issue 21), shared by splitting.test.mjs
-// and chaos-split.test.mjs: every acknowledged record in exactly one shard,
+// Where a sharded tenant's records live, and what a split must leave
+// behind (issue 21), shared by the sharding tests: buckets and owners as
+// the core computes them; every acknowledged record in exactly one shard,
 // the one that owns its bucket under the tenant's map.
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
@@ -10,6 +11,13 @@ const BUCKETS = 4096;
 export function bucketOf(key) {
   const d = createHash("sha256").update("edgemem bucket v1\0").update(key).digest();
   return ((d[0] << 8) | d[1]) % BUCKETS;
+}
+
+/** The owner of `bucket` under `ShardMap::even(n)` (a new tenant's map). */
+export function evenOwner(bucket, n) {
+  let o = 0;
+  for (let i = 0; i < n; i++) if (Math.floor((i * BUCKETS) / n) <= bucket) o = i;
+  return o;
 }
 
 /** The owner of `bucket` under a map's runs `[first, shard, since]`. */
