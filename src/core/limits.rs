@@ -148,6 +148,10 @@ limits! {
     /// bucket, so no single object sees every create. Fixed for a
     /// deployment: changing it would strand the entries already written.
     pub const ID_DIRECTORY_SHARDS: usize = 64;
+    /// Objects the API-key directory is spread over, by the key id's
+    /// bucket, so no single object verifies every request of a
+    /// deployment. Fixed for a deployment, like [`ID_DIRECTORY_SHARDS`].
+    pub const KEY_DIRECTORY_SHARDS: usize = 16;
     /// Record ids one shard lists in `GET /v1/admin/shards?ids=true`.
     pub const SHARD_ADMIN_IDS_MAX: usize = 10_000;
     /// How long the front Worker trusts a tenant's cached shard map, in

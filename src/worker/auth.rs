@@ -1,12 +1,16 @@
 //! Who is asking: the admin token, a tenant key, or local development.
 //!
-//! Keys live in one directory Durable Object (`__keys`), as
-//! [`KeyRecord`]s: a hash, never the secret. The front Worker hashes the
-//! presented secret and asks the directory to verify it and take a token
-//! from the key's bucket in one call, so a revocation or a rotation takes
-//! effect on the very next request and a rate limit is exact, with no
-//! cache to go stale. The secret itself never leaves the front Worker and is
-//! never formatted into a log line or an error.
+//! Keys live in a directory of Durable Objects, as [`KeyRecord`]s: a hash,
+//! never the secret. A key's record is in `__keys/{n}`, `n` its id's bucket
+//! modulo [`limits::KEY_DIRECTORY_SHARDS`], so no one object verifies every
+//! request of a deployment. The front Worker hashes the presented secret
+//! and asks the key's object to verify it and take a token from the key's
+//! bucket in one call, so a revocation or a rotation takes effect on the
+//! very next request and a rate limit is exact, with no cache to go stale.
+//! Keys written by earlier releases, in the single `__keys`, are found
+//! there on a miss and moved to their object. The secret itself never
+//! leaves the front Worker and is never formatted into a log line or an
+//! error.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
@@ -19,11 +23,23 @@ use super::backend::DoBackend;
 use crate::core::auth::{self, Coverage, KeyRecord, Principal, Rate, Scope, TokenBucket};
 use crate::core::error::{Error, Result};
 use crate::core::limits;
+use crate::core::shard::bucket_of;
 use crate::core::time::Millis;
 use crate::store::{Backend, KeyRange};
 
-/// The key directory's object name (reserved: namespaces may not start with `__`).
+/// The key directory of earlier releases, every key in one object
+/// (reserved: namespaces may not start with `__`); read on a miss.
 const KEYS_OBJECT: &str = "__keys";
+
+/// The key directory object that holds key `id`'s record.
+fn keys_object(id: &str) -> String {
+    format!("{KEYS_OBJECT}/{}", bucket_of(id) as usize % limits::KEY_DIRECTORY_SHARDS)
+}
+
+/// Every key directory object, the legacy one last.
+fn all_keys_objects() -> impl Iterator<Item = String> {
+    (0..limits::KEY_DIRECTORY_SHARDS).map(|n| format!("{KEYS_OBJECT}/{n}")).chain(std::iter::once(KEYS_OBJECT.to_owned()))
+}
 /// Its private path prefix (never forwarded from outside `/v1/`).
 pub const KEYS_PATH: &str = "/_keys";
 
@@ -103,7 +119,11 @@ pub async fn authenticate(env: &Env, settings: &Settings, authorization: Option<
     }
     match auth::parse_key(token) {
         Some((id, secret)) => {
-            let v = call(env, "verify", json!({ "id": id, "hash": auth::hash_secret(secret), "rate": settings.rate, "now": now })).await?;
+            let ask = json!({ "id": id, "hash": auth::hash_secret(secret), "rate": settings.rate, "now": now });
+            let mut v = call(env, &keys_object(id), "verify", ask.clone()).await?;
+            if v["missing"] == true && adopt(env, id).await? {
+                v = call(env, &keys_object(id), "verify", ask).await?;
+            }
             let answer: Verified = serde_json::from_value(v).map_err(|e| Error::Internal { detail: format!("key directory answer: {e}") })?;
             match answer {
                 Verified { ok: false, .. } => Err(Error::Unauthorized),
@@ -133,14 +153,42 @@ struct Verified {
     /// The encryption key id the API key is bound to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     encryption: Option<String>,
+    /// No record of this id in the object asked.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    missing: bool,
 }
 
-async fn call(env: &Env, op: &str, body: Value) -> Result<Value> {
+/// Moves key `id`'s record from the legacy directory to its object, if it
+/// is there (written by an earlier release). Answers whether it was.
+/// Idempotent: the record is stored in its object before the legacy one
+/// forgets it, so a crash between the two leaves it in both (and the next
+/// miss moves it again), never in neither.
+async fn adopt(env: &Env, id: &str) -> Result<bool> {
+    let v = call(env, KEYS_OBJECT, "get", json!({ "id": id })).await?;
+    let Some(record) = serde_json::from_value::<Option<KeyRecord>>(v["record"].clone()).ok().flatten() else { return Ok(false) };
+    call(env, &keys_object(id), "adopt", json!({ "record": record })).await?;
+    call(env, KEYS_OBJECT, "revoke", json!({ "id": id })).await?;
+    Ok(true)
+}
+
+/// `op` at every key directory object, a fan-out's branching at once.
+async fn call_all(env: &Env, op: &str, body: Value) -> Result<Vec<Value>> {
+    let objects: Vec<String> = all_keys_objects().collect();
+    let mut out = Vec::with_capacity(objects.len());
+    for group in objects.chunks(limits::SHARD_FANOUT_BRANCHING_MAX) {
+        for v in futures_util::future::join_all(group.iter().map(|o| call(env, o, op, body.clone()))).await {
+            out.push(v?);
+        }
+    }
+    Ok(out)
+}
+
+async fn call(env: &Env, object: &str, op: &str, body: Value) -> Result<Value> {
     let w = |e: worker::Error| Error::storage(format!("key directory: {e}"));
     let mut init = RequestInit::new();
     init.with_method(Method::Post).with_body(Some(body.to_string().into()));
     let req = Request::new_with_init(&format!("https://keys.local{KEYS_PATH}/{op}"), &init).map_err(w)?;
-    let stub = super::object_stub(env, KEYS_OBJECT).map_err(w)?;
+    let stub = super::object_stub(env, object).map_err(w)?;
     let mut resp = stub.fetch_with_request(req).await.map_err(w)?;
     let v = resp.json::<Value>().await.map_err(w)?;
     if resp.status_code() != 200 {
@@ -177,7 +225,10 @@ async fn get_record(env: &Env, principal: &Principal, id: &str) -> Result<KeyRec
     if !auth::is_key_id(id) {
         return Err(not_found());
     }
-    let v = call(env, "get", json!({ "id": id })).await?;
+    let mut v = call(env, &keys_object(id), "get", json!({ "id": id })).await?;
+    if v["record"].is_null() && adopt(env, id).await? {
+        v = call(env, &keys_object(id), "get", json!({ "id": id })).await?;
+    }
     let record: Option<KeyRecord> = serde_json::from_value(v["record"].clone()).ok();
     record.filter(|r| manages(principal, r)).ok_or_else(not_found)
 }
@@ -223,15 +274,27 @@ pub async fn admin_route(env: &Env, principal: &Principal, method: &str, path: &
                 created_by,
                 encryption: None,
             };
-            let v = call(env, "create", json!({ "record": record })).await?;
+            // The limit is the deployment's: every object's keys counted.
+            let held: u64 = call_all(env, "count", json!({})).await?.iter().map(|v| v["count"].as_u64().unwrap_or(0)).sum();
+            if held >= limits::API_KEYS_MAX as u64 {
+                return Err(Error::LimitExceeded { what: "API keys".into(), limit: limits::API_KEYS_MAX as u64 });
+            }
+            let v = call(env, &keys_object(&record.id), "create", json!({ "record": record })).await?;
             if v["full"].as_bool() == Some(true) {
                 return Err(Error::LimitExceeded { what: "API keys".into(), limit: limits::API_KEYS_MAX as u64 });
             }
             Ok(key_answer(&record, &minted.key))
         }
         ([], "GET") => {
-            let v = call(env, "list", json!({})).await?;
-            let records: Vec<KeyRecord> = serde_json::from_value(v["records"].clone()).unwrap_or_default();
+            // Every object's records, in id order (a key found in two, mid-move, once).
+            let mut by_id: BTreeMap<String, KeyRecord> = BTreeMap::new();
+            for v in call_all(env, "list", json!({})).await? {
+                let part: Vec<KeyRecord> = serde_json::from_value(v["records"].clone()).unwrap_or_default();
+                for r in part {
+                    by_id.entry(r.id.clone()).or_insert(r);
+                }
+            }
+            let records: Vec<KeyRecord> = by_id.into_values().collect();
             let namespace = query.iter().find(|(k, _)| k == "namespace").map(|(_, v)| v.as_str());
             let keys: Vec<Value> = records
                 .iter()
@@ -244,7 +307,7 @@ pub async fn admin_route(env: &Env, principal: &Principal, method: &str, path: &
         ([id], "GET") => Ok(get_record(env, principal, id).await?.public()),
         ([id], "DELETE") | ([id, "revoke"], "POST") => {
             get_record(env, principal, id).await?;
-            call(env, "revoke", json!({ "id": id })).await?;
+            call(env, &keys_object(id), "revoke", json!({ "id": id })).await?;
             Ok(json!({ "id": id, "revoked": true }))
         }
         ([id, "rotate"], "POST") => {
@@ -261,7 +324,7 @@ pub async fn admin_route(env: &Env, principal: &Principal, method: &str, path: &
             get_record(env, principal, id).await?;
             // The id stays: only the secret changes.
             let minted = auth::rekey(id, random_bytes()?);
-            let v = call(env, "rotate", json!({ "id": id, "hash": minted.hash, "now": now, "grace_until": now + b.grace_seconds * 1000 })).await?;
+            let v = call(env, &keys_object(id), "rotate", json!({ "id": id, "hash": minted.hash, "now": now, "grace_until": now + b.grace_seconds * 1000 })).await?;
             let record: KeyRecord = serde_json::from_value(v["record"].clone()).map_err(|_| Error::not_found("key", *id))?;
             Ok(key_answer(&record, &minted.key))
         }
@@ -272,7 +335,7 @@ pub async fn admin_route(env: &Env, principal: &Principal, method: &str, path: &
             } else {
                 None
             };
-            let v = call(env, "bind", json!({ "id": id, "encryption": bound })).await?;
+            let v = call(env, &keys_object(id), "bind", json!({ "id": id, "encryption": bound })).await?;
             let record: KeyRecord = serde_json::from_value(v["record"].clone()).map_err(|_| Error::not_found("key", *id))?;
             Ok(record.public())
         }
@@ -283,8 +346,7 @@ pub async fn admin_route(env: &Env, principal: &Principal, method: &str, path: &
 /// After a tenant's encryption key rotated: every API key bound to `old`
 /// is bound to `new`. Answers how many were.
 pub async fn rebind(env: &Env, old: &str, new: &str) -> Result<u64> {
-    let v = call(env, "rebind", json!({ "id": old, "encryption": new })).await?;
-    Ok(v["rebound"].as_u64().unwrap_or(0))
+    Ok(call_all(env, "rebind", json!({ "id": old, "encryption": new })).await?.iter().map(|v| v["rebound"].as_u64().unwrap_or(0)).sum())
 }
 
 // ---- The directory object's side ----
@@ -352,7 +414,7 @@ impl KeyDirectory {
         self.load(&storage).await?;
         match op {
             "verify" => {
-                let Some(record) = self.with(|m| m.get(&b.id).cloned()) else { return Ok(json!(Verified::default())) };
+                let Some(record) = self.with(|m| m.get(&b.id).cloned()) else { return Ok(json!(Verified { missing: true, ..Verified::default() })) };
                 if record.verify(&b.hash, b.now).is_err() {
                     return Ok(json!(Verified::default()));
                 }
@@ -360,7 +422,7 @@ impl KeyDirectory {
                 let mut buckets = self.buckets.borrow_mut();
                 let bucket = buckets.entry(b.id.clone()).or_insert_with(|| TokenBucket::full(rate, b.now));
                 let retry_after_ms = bucket.take(rate, b.now).err();
-                Ok(json!(Verified { ok: true, coverage: Some(record.coverage), scopes: record.scopes, retry_after_ms, encryption: record.encryption }))
+                Ok(json!(Verified { ok: true, coverage: Some(record.coverage), scopes: record.scopes, retry_after_ms, encryption: record.encryption, missing: false }))
             }
             "create" => {
                 let record = b.record.ok_or_else(|| Error::invalid("record", "required"))?;
@@ -370,6 +432,13 @@ impl KeyDirectory {
                 self.store(&storage, &record).await?;
                 Ok(json!({ "ok": true }))
             }
+            // A record moved from the legacy directory: stored as it was.
+            "adopt" => {
+                let record = b.record.ok_or_else(|| Error::invalid("record", "required"))?;
+                self.store(&storage, &record).await?;
+                Ok(json!({ "ok": true }))
+            }
+            "count" => Ok(json!({ "count": self.with(|m| m.len()) })),
             "list" => Ok(json!({ "records": self.with(|m| m.values().cloned().collect::<Vec<_>>()) })),
             "get" => Ok(json!({ "record": self.with(|m| m.get(&b.id).cloned()) })),
             "revoke" => {

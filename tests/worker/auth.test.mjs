@@ -321,3 +321,41 @@ test("a browser WebSocket authenticates with its key as a subprotocol, and the W
     ws.close(1000, "done");
   });
 });
+
+test("keys live in the key directory's objects by id; a key of the single directory of earlier releases still works and moves", async () => {
+  await withWorker({ EDGEMEM_ADMIN_TOKEN: ADMIN }, async ({ mf, call }) => {
+    const ns = await mf.getDurableObjectNamespace("MEMORY");
+    const keysCall = async (name, op, body) => {
+      const r = await ns.get(ns.idFromName(name)).fetch(`https://keys.local/_keys/${op}`, { method: "POST", body: JSON.stringify(body) });
+      assert.equal(r.status, 200, await r.clone().text());
+      return r.json();
+    };
+    // Minted keys: each in one object of the sixteen, none in the legacy one.
+    const minted = [];
+    for (let i = 0; i < 6; i++) minted.push(await mintKey(call, { namespace: `spread${i}`, scopes: ["read", "write"] }));
+    const holders = new Map();
+    for (let n = 0; n < 16; n++) for (const r of (await keysCall(`__keys/${n}`, "list", {})).records) holders.set(r.id, [...(holders.get(r.id) ?? []), n]);
+    for (const k of minted) assert.equal(holders.get(k.id)?.length, 1, `${k.id}: ${holders.get(k.id)}`);
+    assert.deepEqual((await keysCall("__keys", "list", {})).records, []);
+    assert.ok(new Set([...holders.values()].flat()).size > 1, "the keys spread over several objects");
+    // A record written by an earlier release, in the single `__keys`.
+    const { createHash } = await import("node:crypto");
+    const id = "0123456789abcdef";
+    const secret = "ab".repeat(32);
+    const record = { id, hash: createHash("sha256").update(secret).digest("hex"), coverage: { namespace: "legacy" }, scopes: ["read", "write"], created_at: Date.now() };
+    await keysCall("__keys", "create", { record });
+    const key = `emk_${id}_${secret}`;
+    assert.equal((await call("PUT", "/v1/working-memory/s1", { messages: [] }, bearer(key))).status, 200, "the legacy key authenticates");
+    const listed = await call("GET", "/v1/admin/keys", undefined, bearer(ADMIN));
+    assert.equal(listed.status, 200, listed.text);
+    assert.equal(listed.json.keys.filter((k) => k.id === id).length, 1, "listed once");
+    assert.deepEqual((await keysCall("__keys", "list", {})).records, [], "moved out of the legacy object");
+    assert.equal((await call("GET", "/v1/working-memory/s1", undefined, bearer(key))).status, 200, "and still works from its own object");
+    assert.equal((await call("DELETE", `/v1/admin/keys/${id}`, undefined, bearer(ADMIN))).status, 200);
+    expectError(await call("GET", "/v1/working-memory/s1", undefined, bearer(key)), 401, "unauthorized");
+    // A bad secret for a known id is refused, for an unknown id too.
+    const wrong = minted[0].key.slice(0, -1) + (minted[0].key.endsWith("0") ? "1" : "0");
+    expectError(await call("GET", "/v1/working-memory/s1", undefined, bearer(wrong)), 401, "unauthorized");
+    expectError(await call("GET", "/v1/working-memory/s1", undefined, bearer(`emk_${"f".repeat(16)}_${secret}`)), 401, "unauthorized");
+  });
+});
