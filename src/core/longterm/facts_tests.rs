@@ -4,6 +4,7 @@
 //! that survive snapshots and replays.
 
 use super::*;
+use crate::core::retrieval::record::MemoryPatch;
 use crate::core::engine::{Applied, Engine, Op};
 use crate::core::retrieval::filter::Filter;
 use crate::core::retrieval::record::MemoryType;

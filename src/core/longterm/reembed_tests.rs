@@ -4,6 +4,7 @@
 
 use super::reembed::Row;
 use super::*;
+use crate::core::retrieval::record::MemoryPatch;
 use crate::core::retrieval::filter::Filter;
 use crate::core::retrieval::record::MemoryType;
 

@@ -3,6 +3,7 @@
 
 
 use super::*;
+use crate::core::retrieval::record::MemoryPatch;
 use super::search::Fusion;
 use crate::core::engine::{Applied, Engine, Op};
 use crate::core::retrieval::filter::Filter;

@@ -5,6 +5,7 @@
 
 use super::versions::{text_hash, VersionOp};
 use super::*;
+use crate::core::retrieval::record::MemoryPatch;
 use crate::core::engine::{Engine, Op};
 use crate::core::retrieval::record::MemoryType;
 
