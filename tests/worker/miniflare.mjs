@@ -1,4 +1,5 @@
 // Starts the built Worker (build/index.js) in Miniflare, bound like wrangler.toml.
+import { after } from "node:test";
 import { Miniflare } from "miniflare";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -50,4 +51,20 @@ export async function startWorker({ persistDir, bindings = {}, ai } = {}) {
     return { status: res.status, json, text, headers: res.headers };
   };
   return { mf, call };
+}
+
+/**
+ * A `start(bindings)` whose workers are all disposed after the calling
+ * test file's tests.
+ */
+export function workerPool() {
+  const running = [];
+  after(async () => {
+    for (const w of running) await w.mf.dispose();
+  });
+  return async (bindings) => {
+    const w = await startWorker({ bindings });
+    running.push(w);
+    return w;
+  };
 }

@@ -7,22 +7,13 @@
 //   one object;
 // - a continuous view refreshes after a change in another shard than home,
 //   also when that shard was told before that the tenant had none.
-import { test, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { startWorker } from "./miniflare.mjs";
+import { workerPool } from "./miniflare.mjs";
 import { bucketOf, evenOwner } from "./split-check.mjs";
 
 const SHARDS = 4;
-const running = [];
-after(async () => {
-  for (const w of running) await w.mf.dispose();
-});
-
-async function start(bindings) {
-  const w = await startWorker({ bindings });
-  running.push(w);
-  return w;
-}
+const start = workerPool();
 
 const owner = (bucket) => evenOwner(bucket, SHARDS);
 

@@ -10,23 +10,14 @@
 // - a shard past `EDGEMEM_SHARD_SPLIT_RECORDS` asks for a split by itself;
 // - bad requests are typed errors, and the routes are 501 with sharding off.
 // Real kills of workerd during splits are in chaos-split.test.mjs.
-import { test, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { startWorker } from "./miniflare.mjs";
+import { workerPool } from "./miniflare.mjs";
 import { bucketOf, ownerIn, checkPlacement } from "./split-check.mjs";
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-const running = [];
-after(async () => {
-  for (const w of running) await w.mf.dispose();
-});
-
-async function start(bindings) {
-  const w = await startWorker({ bindings });
-  running.push(w);
-  return w;
-}
+const start = workerPool();
 
 /** A write load on tenant `ns` until `stop()`: creates, deletes, appends. */
 function load(call, ns, stop) {
