@@ -409,7 +409,7 @@ impl MemoryObject {
         let scope = routed.as_ref().filter(|r| r.shard == 0).map(|r| shard::views::Scope { tenant: r.tenant.clone(), headers: pass.clone(), meter: self.meter.clone() });
         let services = services::WorkerServices { env: &self.env, shards: scope };
         // A shard other than home tells home when long-term memory changed.
-        let ltm_before = match routed.as_ref().filter(|r| r.shard != 0) {
+        let ltm_before = match routed.as_ref().filter(|r| r.shard != 0 && method != Method::Get) {
             Some(_) => Some(store.read(|e| e.summary_views().ltm_version()).await?),
             None => None,
         };

@@ -438,12 +438,15 @@ pub fn create_buckets(body: &[u8], key: Option<&PseudonymKey>) -> Result<Vec<Buc
     Ok(memories
         .iter()
         .filter(|m| m.is_object())
-        .filter_map(|m| {
-            let id = m["id"].as_str()?;
-            let user = m.get("user_id").and_then(Value::as_str).map(|u| canonical(key, u));
-            Some(crate::core::shard::record_bucket(user.as_deref(), id))
-        })
+        .filter_map(|m| Some(memory_bucket(m, m["id"].as_str()?, key)))
         .collect())
+}
+
+/// The bucket of the memory `m` of a create, whose id is `id`: its
+/// user's (a sealed id opened), else its id's.
+fn memory_bucket(m: &Value, id: &str, key: Option<&PseudonymKey>) -> Bucket {
+    let user = m.get("user_id").and_then(Value::as_str).map(|u| canonical(key, u));
+    crate::core::shard::record_bucket(user.as_deref(), id)
 }
 
 /// A user id as its bucket is computed: a sealed id (as answers show

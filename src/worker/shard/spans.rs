@@ -14,7 +14,7 @@ use crate::core::error::{Error, Result};
 use crate::core::ids::ulid;
 use crate::core::limits;
 use crate::core::retrieval::filter::Filter;
-use crate::core::shard::{bucket_of, fanout, fanout_tree, record_bucket, route_search, Bucket, Route, ShardId, ShardMap};
+use crate::core::shard::{bucket_of, fanout, fanout_tree, route_search, Bucket, Route, ShardId, ShardMap};
 
 /// What the front sends a prompt's shard.
 #[derive(Serialize, Deserialize)]
@@ -118,8 +118,7 @@ pub(super) async fn create(s: &Sharded<'_>, map: &ShardMap, epoch: u64) -> Resul
             m["id"] = Value::String(ulid(s.now, super::super::random_bits()));
         }
         let id = m.get("id").and_then(Value::as_str).unwrap_or_default();
-        let user = m.get("user_id").and_then(Value::as_str).map(|u| canonical(key.as_ref(), u));
-        let b = record_bucket(user.as_deref(), id);
+        let b = super::memory_bucket(m, id, key.as_ref());
         let shard = map.owner(b);
         parts.entry(shard).or_default().push((i, m.clone()));
         buckets.entry(shard).or_default().push(b);
