@@ -272,6 +272,10 @@ pub struct PromptBody {
     /// many memories), for callers that hold the messages themselves.
     #[serde(default, rename = "as")]
     pub shape: Option<String>,
+    /// The agent's system text, when the agent lives in another object
+    /// than the session (a sharded tenant's home): never from the client.
+    #[serde(skip)]
+    pub agent_system: Option<Option<String>>,
 }
 
 /// An assembled prompt plus how it was counted.
@@ -306,7 +310,11 @@ pub async fn prompt<B: Backend>(store: &Store<B>, services: &dyn Services, body:
     // Assembled where the session lives: it is read, never copied.
     let (a, turn_ids, summary) = store
         .read(|e| -> Result<_> {
-            let system = body.agent_id.as_deref().and_then(|a| e.agent(a)).map(|c| c.system_text()).filter(|s| !s.is_empty());
+            let system = match &body.agent_system {
+                Some(given) => given.clone(),
+                None => body.agent_id.as_deref().and_then(|a| e.agent(a)).map(|c| c.system_text()),
+            }
+            .filter(|s| !s.is_empty());
             let session = match body.session_id.as_deref() {
                 Some(id) => Some(e.session(id, now).ok_or_else(|| Error::not_found("session", id))?),
                 None => None,
@@ -362,7 +370,11 @@ enum Messages<'a> {
 /// `POST /v1/prompt`: the messages in the requested vendor shape plus the
 /// report, written as UTF-8 JSON once; or, `as: "plan"`, what to send by reference.
 pub async fn prompt_route<B: Backend>(store: &Store<B>, services: &dyn Services, body: &[u8], now: Millis) -> Result<Response> {
-    let body: PromptBody = parse_json(body)?;
+    prompt_answer(store, services, parse_json(body)?, now).await
+}
+
+/// [`prompt_route`] for a body already read.
+pub async fn prompt_answer<B: Backend>(store: &Store<B>, services: &dyn Services, body: PromptBody, now: Millis) -> Result<Response> {
     let plan = match body.shape.as_deref() {
         None | Some("object") => false,
         Some("plan") => true,

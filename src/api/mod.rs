@@ -76,7 +76,8 @@ pub struct Response {
 }
 
 impl Response {
-    fn ok(body: Value) -> Response {
+    /// A 200 with a JSON body.
+    pub fn ok(body: Value) -> Response {
         Response { status: 200, body, raw: None, content_type: None }
     }
 

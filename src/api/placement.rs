@@ -48,6 +48,10 @@ pub enum Placement {
     /// A memory prompt: its search across the shards, then the prompt in
     /// the session's shard (home without a session).
     Prompt,
+    /// A prompt (`/v1/prompt`): assembled in the session's shard (home
+    /// without a session), with the agent's system text read at home
+    /// first when the session lives elsewhere.
+    AgentPrompt,
     /// A consent revoke: every shard erases what it holds of the user (its
     /// records in its own shard, its episodes at home) and records the
     /// revoke; the counts are summed.
@@ -57,7 +61,8 @@ pub enum Placement {
     /// to home from now on.
     ViewCreate,
     /// The same request to every shard, the answers combined
-    /// ([`combine`]): the stats summed, re-embedding's progress summed.
+    /// ([`combine`]): the stats summed, re-embedding's progress summed,
+    /// encryption's status and rotation per shard.
     EveryShard,
     /// Must span shards in a way not built yet: refused with `not_sharded`.
     NotYet,
@@ -73,6 +78,7 @@ pub fn placement(route: &Route, method: &str) -> Placement {
         ("long-term-memory/search", _) => Search,
         ("long-term-memory/forget", _) => Forget,
         ("memory/prompt", _) => Prompt,
+        ("prompt", _) => AgentPrompt,
         ("long-term-memory/{}" | "long-term-memory/{}/versions" | "long-term-memory/{}/restore" | "long-term-memory/{}/redact", _) => Record,
         ("consent/{}", "GET") => User,
         // Every shard checks consent on the writes it takes (a session's
@@ -89,10 +95,10 @@ pub fn placement(route: &Route, method: &str) -> Placement {
         // every other shard's part of the view.
         ("summary-views", "POST") => ViewCreate,
         ("summary-views" | "summary-views/{}" | "summary-views/{}/run" | "summary-views/{}/partitions" | "summary-views/{}/partitions/run", _) => Home,
-        ("stats", "GET") | ("long-term-memory/reembed", "POST") => EveryShard,
+        // Each shard is sealed on its own: each reports and rotates its own.
+        ("stats", "GET") | ("long-term-memory/reembed", "POST") | ("encryption", "GET") | ("encryption/rotate", "POST") => EveryShard,
         // Tenant-wide reads and writes that need an orchestrator: the
-        // change feed, export and import, encryption status and rotation,
-        // publishing.
+        // change feed, export and import, publishing.
         _ => NotYet,
     }
 }
@@ -107,6 +113,13 @@ pub fn placement(route: &Route, method: &str) -> Placement {
 ///   answer under `shards`.
 /// - `POST /v1/long-term-memory/reembed`: records re-embedded and remaining
 ///   summed, `done` when every shard is.
+/// - `GET /v1/encryption`: `encrypted` when every shard is (a key given
+///   to a sharded tenant seals each shard as a request reaches it),
+///   `key_id` when every shard is sealed under the same key, each
+///   shard's own under `shards`.
+/// - `POST /v1/encryption/rotate`: the new key and the previous one,
+///   any shard's leftovers, each shard's own under `shards` (a rotation
+///   that failed in one shard is finished by the same request again).
 pub fn combine(pattern: &str, shards: &[crate::core::shard::ShardId], answers: &[Value]) -> Result<Value> {
     let home = shards.iter().position(|&s| s == 0).and_then(|i| answers.get(i)).ok_or_else(|| Error::Internal { detail: "home did not answer".into() })?;
     let sum = |get: &dyn Fn(&Value) -> &Value| answers.iter().map(|a| get(a).as_u64().unwrap_or(0)).fold(0u64, u64::saturating_add);
@@ -136,8 +149,31 @@ pub fn combine(pattern: &str, shards: &[crate::core::shard::ShardId], answers: &
             out["done"] = json!(answers.iter().all(|a| a["done"] == true));
             Ok(out)
         }
+        "encryption" => {
+            let mut out = home.clone();
+            let sealed = answers.iter().all(|a| a["encrypted"] == true);
+            let same = answers.iter().all(|a| a["key_id"] == home["key_id"]);
+            out["encrypted"] = json!(sealed);
+            if !(sealed && same) {
+                out["key_id"] = Value::Null;
+                out["algorithm"] = Value::Null;
+            }
+            out["shards"] = per_shard(shards, answers);
+            Ok(out)
+        }
+        "encryption/rotate" => {
+            let mut out = home.clone();
+            out["leftovers"] = json!(answers.iter().any(|a| a["leftovers"] == true));
+            out["shards"] = per_shard(shards, answers);
+            Ok(out)
+        }
         other => Err(Error::Internal { detail: format!("no combination for {other}") }),
     }
+}
+
+/// `[{shard, status}]`: each shard's own answer.
+fn per_shard(shards: &[crate::core::shard::ShardId], answers: &[Value]) -> Value {
+    Value::Array(shards.iter().zip(answers).map(|(s, a)| json!({ "shard": s, "status": a })).collect())
 }
 
 /// The value of the path's first `{}` (a session id, user id or record
@@ -183,10 +219,13 @@ mod tests {
         assert_eq!(place("POST", "/v1/summary-views"), ViewCreate);
         assert_eq!(place("GET", "/v1/working-memory/"), Sessions);
         assert_eq!(place("POST", "/v1/memory/prompt"), Prompt);
+        assert_eq!(place("POST", "/v1/prompt"), AgentPrompt);
+        assert_eq!(place("GET", "/v1/encryption"), EveryShard);
+        assert_eq!(place("POST", "/v1/encryption/rotate"), EveryShard);
         assert_eq!(place("POST", "/v1/long-term-memory/forget"), Forget);
         assert_eq!(place("GET", "/v1/stats"), EveryShard);
         assert_eq!(place("POST", "/v1/long-term-memory/reembed"), EveryShard);
-        for (m, p) in [("POST", "/v1/prompt"), ("GET", "/v1/export"), ("GET", "/v1/events")] {
+        for (m, p) in [("GET", "/v1/export"), ("POST", "/v1/import"), ("GET", "/v1/events")] {
             assert_eq!(place(m, p), NotYet, "{m} {p}");
         }
     }
@@ -207,6 +246,26 @@ mod tests {
         let got = combine("long-term-memory/reembed", &[0, 1], &[r(true, 5, 0), r(false, 200, 40)]).unwrap();
         assert_eq!(got, json!({"embedder": "e2", "previous": "e1", "reembedded": 205, "remaining": 40, "done": false}));
         assert_eq!(combine("long-term-memory/reembed", &[0, 1], &[r(true, 5, 0), r(true, 0, 0)]).unwrap()["done"], true);
+    }
+
+    #[test]
+    fn encryption_is_reported_whole_only_when_every_shard_is_sealed_alike() {
+        let sealed = |k: &str| json!({"encrypted": true, "key_id": k, "algorithm": "AES-256-GCM"});
+        let plain = json!({"encrypted": false, "key_id": null, "algorithm": null});
+        let all = combine("encryption", &[0, 1, 2], &[sealed("k1"), sealed("k1"), sealed("k1")]).unwrap();
+        assert_eq!((all["encrypted"].as_bool(), all["key_id"].as_str(), all["algorithm"].as_str()), (Some(true), Some("k1"), Some("AES-256-GCM")));
+        assert_eq!(all["shards"][2], json!({"shard": 2, "status": sealed("k1")}));
+        let some = combine("encryption", &[0, 1], &[sealed("k1"), plain.clone()]).unwrap();
+        assert_eq!((some["encrypted"].as_bool(), some["key_id"].is_null(), some["algorithm"].is_null()), (Some(false), true, true), "one plaintext shard: not encrypted");
+        let mixed = combine("encryption", &[0, 1], &[sealed("k1"), sealed("k2")]).unwrap();
+        assert_eq!((mixed["encrypted"].as_bool(), mixed["key_id"].is_null()), (Some(true), true), "two keys: no one key id");
+        let none = combine("encryption", &[0, 1], &[plain.clone(), plain]).unwrap();
+        assert_eq!(none["encrypted"], false);
+        let rot = |l: bool| json!({"key_id": "k2", "previous_key_id": "k1", "leftovers": l});
+        let got = combine("encryption/rotate", &[1, 0], &[rot(true), rot(false)]).unwrap();
+        assert_eq!((got["key_id"].as_str(), got["previous_key_id"].as_str(), got["leftovers"].as_bool()), (Some("k2"), Some("k1"), Some(true)));
+        assert_eq!(combine("encryption/rotate", &[0, 1], &[rot(false), rot(false)]).unwrap()["leftovers"], false);
+        assert_eq!(got["shards"].as_array().map(Vec::len), Some(2));
     }
 
     #[test]

@@ -415,16 +415,14 @@ impl MemoryObject {
         };
         let mut ctx = Ctx::new(now_ms(), &mut rand, namespace.as_deref(), limits::REQUEST_BODY_BYTES_CEILING, &services);
         ctx.actor = &actor;
-        let mut resp = if routed.is_some() && url.path() == shard::PROMPT_PATH {
-            // A sharded tenant's memory prompt: the front ran its search.
-            let r = async {
-                let p: shard::PromptBody = api::parse_json(&body)?;
-                let prompt = serde_json::to_vec(&p.prompt).map_err(|e| Error::Internal { detail: e.to_string() })?;
-                api::memory_prompt_route(&store, &mut ctx, &prompt, Some(p.memories)).await
-            };
-            r.await.unwrap_or_else(|e| api::Response::error(&e))
-        } else {
-            api::handle(&store, &api_req, &mut ctx).await
+        // A sharded tenant's steps that run in the API pipeline.
+        let stepped = match &routed {
+            Some(_) => shard::serve_step(&store, &mut ctx, &api_req).await,
+            None => None,
+        };
+        let mut resp = match stepped {
+            Some(r) => r,
+            None => api::handle(&store, &api_req, &mut ctx).await,
         };
         scrub(&mut resp);
         // A consent revoke or a redaction: both erase texts from storage.

@@ -10,6 +10,7 @@ pub mod json;
 pub mod reembed;
 pub mod rehome;
 pub mod fanout;
+pub mod forget;
 mod search;
 pub mod versions;
 #[cfg(test)]
@@ -24,17 +25,15 @@ mod versions_tests;
 use json::{patch_from_json, record_from_json, record_json};
 pub use search::{query_vector, search, SearchBody, HIT_FIELDS};
 use crate::api::services::Services;
-use crate::api::privacy::{open_user_ids, report_into, seal_user_ids, stored_user_id};
+use crate::api::privacy::{open_user_ids, report_into, seal_user_ids};
 use crate::api::{parse_json, Ctx, Request};
 use crate::core::privacy::Scrubbed;
 use crate::core::engine::{Applied, Op};
 use crate::core::error::{Error, Result, VectorCode};
 use crate::core::limits;
 use crate::core::longterm::{LtmApplied, LtmOp, NewRecord, Outcome};
-use crate::core::retrieval::record::MemoryType;
 use crate::core::retrieval::{Embedder, MixedEmbedder};
 use crate::core::session::validate_id;
-use crate::core::time::Millis;
 use crate::store::{Backend, Store};
 
 /// Vectors and the identity of what made them.
@@ -160,103 +159,6 @@ pub(super) fn uint(o: &Map<String, Value>, name: &str, default: usize, max: usiz
 }
 
 
-/// AMS's forget policy.
-struct Policy {
-    max_age_days: Option<f64>,
-    max_inactive_days: Option<f64>,
-    budget: Option<usize>,
-    memory_type_allowlist: Option<Vec<MemoryType>>,
-}
-
-/// `POST /v1/long-term-memory/forget`: selects by AMS's rules, deletes
-/// unless `dry_run` (AMS's default is a dry run).
-pub async fn forget<B: Backend>(store: &Store<B>, req: &Request<'_>, now: Millis, actor: &str) -> Result<Value> {
-    let body: Value = if req.body.is_empty() { json!({}) } else { parse_json(req.body)? };
-    let p = match body.get("policy") {
-        None | Some(Value::Null) => Map::new(),
-        Some(Value::Object(p)) => p.clone(),
-        Some(_) => return Err(Error::invalid("policy", "must be an object")),
-    };
-    let policy = Policy {
-        max_age_days: num(&p, "max_age_days")?,
-        max_inactive_days: num(&p, "max_inactive_days")?,
-        budget: match p.get("budget") {
-            None | Some(Value::Null) => None,
-            Some(_) => Some(uint(&p, "budget", 0, limits::LTM_RECORDS_MAX)?),
-        },
-        memory_type_allowlist: match p.get("memory_type_allowlist") {
-            None | Some(Value::Null) => None,
-            Some(Value::Array(a)) => Some(a.iter().map(|x| x.as_str().map_or_else(|| Err(Error::invalid("memory_type_allowlist", "must be strings")), |s| MemoryType::parse("memory_type_allowlist", s))).collect::<Result<Vec<_>>>()?),
-            Some(_) => return Err(Error::invalid("memory_type_allowlist", "must be an array")),
-        },
-    };
-    let pinned: Vec<String> = match body.get("pinned_ids") {
-        None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(a)) => a.iter().filter_map(|x| x.as_str().map(str::to_owned)).collect(),
-        Some(_) => return Err(Error::invalid("pinned_ids", "must be an array of ids")),
-    };
-    let dry_run = match req.param("dry_run") {
-        None => true,
-        Some("true" | "True" | "1") => true,
-        Some("false" | "False" | "0") => false,
-        Some(_) => return Err(Error::invalid("dry_run", "must be true or false")),
-    };
-    let limit = req.param_usize("limit", 1000, 1, limits::LTM_DELETE_BATCH_MAX)?;
-    let sealed = req.param("user_id").map(|u| stored_user_id(store, u));
-    let (user, session, ns) = (sealed.as_deref(), req.param("session_id"), req.param("namespace"));
-    let day_ms = 86_400_000.0;
-    let (scanned, ids) = store
-        .read(|e| {
-            let mut candidates: Vec<(Millis, String)> = Vec::new();
-            let mut scanned = 0usize;
-            let mut kept: Vec<(Millis, String)> = Vec::new();
-            for r in e.longterm().records() {
-                if user.is_some_and(|u| r.user_id.as_deref() != Some(u))
-                    || session.is_some_and(|s| r.session_id.as_deref() != Some(s))
-                    || ns.is_some_and(|n| r.namespace.as_deref() != Some(n))
-                {
-                    continue;
-                }
-                scanned += 1;
-                if r.pinned || pinned.contains(&r.id) {
-                    continue;
-                }
-                if policy.memory_type_allowlist.as_ref().is_some_and(|l| !l.contains(&r.memory_type)) {
-                    continue;
-                }
-                let age = now.saturating_sub(r.created_at) as f64 / day_ms;
-                let idle = now.saturating_sub(r.last_accessed) as f64 / day_ms;
-                let old = match (policy.max_age_days, policy.max_inactive_days) {
-                    (Some(a), Some(i)) => age > a && idle > i,
-                    (Some(a), None) => age > a,
-                    (None, Some(i)) => idle > i,
-                    (None, None) => false,
-                };
-                if old {
-                    candidates.push((r.last_accessed, r.id.clone()));
-                } else {
-                    kept.push((r.last_accessed, r.id.clone()));
-                }
-            }
-            // Over budget: the least recently used of the rest go too.
-            if let Some(budget) = policy.budget {
-                if kept.len() > budget {
-                    kept.sort();
-                    let excess = kept.len() - budget;
-                    candidates.extend(kept.drain(..excess));
-                }
-            }
-            candidates.sort();
-            candidates.truncate(limit);
-            (scanned, candidates.into_iter().map(|(_, id)| id).collect::<Vec<_>>())
-        })
-        .await?;
-    if !dry_run && !ids.is_empty() {
-        store.apply(Op::Ltm(LtmOp::Delete { ids: ids.clone(), forget: true, actor: Some(actor.to_owned()) }), now).await?;
-    }
-    Ok(json!({ "scanned": scanned, "deleted": ids.len(), "deleted_ids": ids, "dry_run": dry_run }))
-}
-
 /// Routes `/v1/long-term-memory...`.
 /// Splits one flat array of caller vectors into one per memory.
 fn split_vectors(flat: Option<Vec<f32>>, memories: usize) -> Result<Option<Vec<Vec<f32>>>> {
@@ -311,7 +213,7 @@ async fn route_inner<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut 
             let vector = ctx.vectors.take();
             search(store, ctx.services, &body, vector, ctx.now).await
         }
-        (["forget"], "POST") => forget(store, req, ctx.now, ctx.actor).await,
+        (["forget"], "POST") => forget::forget(store, req, ctx.now, ctx.actor).await,
         (["reembed"], "POST") => reembed::reembed(store, ctx.services, ctx.now).await,
         ([id], "GET") => {
             validate_id("memory_id", id)?;

@@ -13,6 +13,7 @@ mod context;
 pub mod explain;
 pub mod external;
 pub mod facts;
+pub mod forget;
 mod moves;
 mod ops;
 #[cfg(test)]

@@ -38,7 +38,7 @@ pub mod views;
 pub use admin::admin;
 pub use object::{admit, hand_over, internal, known_self, remember_self, serve_held, serve_map, ShardSelf};
 pub use spans::PromptBody;
-use spans::{create, prompt, record, search, sessions};
+use spans::{agent_prompt, create, forget, prompt, record, search, sessions};
 use crate::api::placement::{combine, placeholder, placement, Placement};
 use crate::api::routes;
 use crate::core::error::{Error, Result};
@@ -46,6 +46,7 @@ use crate::core::limits;
 use crate::core::privacy::PseudonymKey;
 use crate::core::shard::{bucket_of, Bucket, ShardId, ShardMap};
 use crate::core::time::Millis;
+use crate::worker::crypt::DoStore;
 
 /// What the front routed a request by, as JSON.
 pub const SHARD_HEADER: &str = "x-edgemem-shard";
@@ -57,6 +58,17 @@ pub const HELD_PATH: &str = "/_shard/held";
 pub const FANOUT_PATH: &str = "/_shard/fanout";
 /// A memory prompt whose search the front ran: the prompt in its session's shard.
 pub const PROMPT_PATH: &str = "/_shard/prompt";
+/// Home's step of a prompt whose session lives in another shard: the
+/// agent's system text (`{agent_id}` → `{system}`).
+pub const AGENT_SYSTEM_PATH: &str = "/_shard/agent-system";
+/// A prompt in its session's shard, with the agent's system text from
+/// home: `{prompt, system}`.
+pub const AGENT_PROMPT_PATH: &str = "/_shard/agent-prompt";
+/// A forget without a user, first step: a shard's part (the forget's own
+/// query and body).
+pub const FORGET_PART_PATH: &str = "/_shard/forget-part";
+/// A forget without a user, second step: `{ids}` chosen in this shard.
+pub const FORGET_DELETE_PATH: &str = "/_shard/forget-delete";
 /// Where the directory keeps the map (its key-value storage).
 const MAP_KEY: &str = "shard/map";
 
@@ -280,12 +292,13 @@ impl Sharded<'_> {
         self.send(shard, routed, f.method.clone(), f.url.as_str(), &f.body).await
     }
 
-    /// The same request to each shard, at most a fan-out's branching at once.
-    async fn each(&self, shards: &[ShardId], epoch: u64, method: Method, url: &str, body: &[u8]) -> Result<Vec<Answer>> {
+    /// The same request to each shard, at most a fan-out's branching at
+    /// once; `write`: whether it may write (see [`Routed::write`]).
+    async fn each(&self, shards: &[ShardId], epoch: u64, write: bool, method: Method, url: &str, body: &[u8]) -> Result<Vec<Answer>> {
         let mut out = Vec::with_capacity(shards.len());
         for group in shards.chunks(limits::SHARD_FANOUT_BRANCHING_MAX) {
             let calls = group.iter().map(|&s| {
-                let routed = self.routed(s, epoch, Vec::new());
+                let routed = Routed { write, ..self.routed(s, epoch, Vec::new()) };
                 let method = method.clone();
                 async move { self.send(s, &routed, method, url, body).await }
             });
@@ -307,7 +320,7 @@ pub(super) async fn dispatch(mut s: Sharded<'_>) -> Result<Response> {
     if place == Placement::NotYet {
         return Err(Error::NotSharded { route: format!("{} /v1/{}", f.method.as_ref(), route.pattern) });
     }
-    let write = f.method != Method::Get && !matches!(place, Placement::Home | Placement::ViewCreate | Placement::Search | Placement::Prompt);
+    let write = f.method != Method::Get && !matches!(place, Placement::Home | Placement::ViewCreate | Placement::Search | Placement::Prompt | Placement::AgentPrompt);
     s.write = write;
     let mut fresh = false;
     let mut epoch = 0;
@@ -343,7 +356,7 @@ async fn placed(s: &Sharded<'_>, place: Placement, route: &routes::Route, path: 
                 // within its trust's bound.
                 let others: Vec<ShardId> = map.shards().into_iter().filter(|&x| x != 0).collect();
                 let url = format!("{}{}", s.forward.url.origin().ascii_serialization(), views::RESET_PATH);
-                if let Err(e) = s.each(&others, epoch, Method::Post, &url, b"{}").await {
+                if let Err(e) = s.each(&others, epoch, s.write, Method::Post, &url, b"{}").await {
                     worker::console_error!("edgemem: a shard of {} missed a continuous view's creation: {e}", s.tenant);
                 }
             }
@@ -373,7 +386,7 @@ async fn placed(s: &Sharded<'_>, place: Placement, route: &routes::Route, path: 
         Placement::Record => record(s, map, epoch, key()?).await,
         Placement::DeleteIds => {
             let f = &s.forward;
-            let answers = s.each(&map.shards(), epoch, f.method.clone(), f.url.as_str(), &f.body).await?;
+            let answers = s.each(&map.shards(), epoch, s.write, f.method.clone(), f.url.as_str(), &f.body).await?;
             let mut deleted = 0u64;
             for a in answers {
                 if !a.ok() {
@@ -388,7 +401,7 @@ async fn placed(s: &Sharded<'_>, place: Placement, route: &routes::Route, path: 
         Placement::EveryShard => {
             let f = &s.forward;
             let shards = map.shards();
-            let answers = s.each(&shards, epoch, f.method.clone(), f.url.as_str(), &f.body).await?;
+            let answers = s.each(&shards, epoch, s.write, f.method.clone(), f.url.as_str(), &f.body).await?;
             let mut values = Vec::with_capacity(answers.len());
             for a in answers {
                 if !a.ok() {
@@ -399,12 +412,14 @@ async fn placed(s: &Sharded<'_>, place: Placement, route: &routes::Route, path: 
             Ok(Answer::with_json(200, &combine(route.pattern, &shards, &values)?))
         }
         Placement::Forget => {
-            let user = s.forward.query.iter().find(|(k, _)| k == "user_id").map(|(_, v)| v.clone());
-            let Some(user) = user else { return Err(Error::NotSharded { route: "POST /v1/long-term-memory/forget without a user_id (its budget and limit are tenant-wide)".into() }) };
-            let b = bucket_of(&canonical(s.privacy()?.as_ref(), &user));
+            // A user's records all live in the user's shard; without a user
+            // every shard has a part (`spans::forget`).
+            let Some((_, user)) = s.forward.query.iter().find(|(k, _)| k == "user_id") else { return forget(s, map, epoch).await };
+            let b = bucket_of(&canonical(s.privacy()?.as_ref(), user));
             s.pass(map.owner(b), &s.routed(map.owner(b), epoch, vec![b])).await
         }
         Placement::Prompt => prompt(s, map, epoch).await,
+        Placement::AgentPrompt => agent_prompt(s, map, epoch).await,
         Placement::Erase => {
             let user_shard = map.owner(bucket_of(&canonical(s.privacy()?.as_ref(), key()?)));
             let (mut memories, mut episodes) = (0u64, 0u64);
@@ -453,4 +468,60 @@ fn memory_bucket(m: &Value, id: &str, key: Option<&PseudonymKey>) -> Bucket {
 /// them) opened, so either form finds the same shard.
 fn canonical(key: Option<&PseudonymKey>, user: &str) -> String {
     key.and_then(|k| k.open_user_id(user)).unwrap_or_else(|| user.to_owned())
+}
+
+/// The object side of the steps a front sends a shard that run in the API
+/// pipeline (its quota, scrub, alarm and after-write steps): a memory
+/// prompt whose search the front ran, a prompt's two steps (the agent's
+/// text at home, the prompt in the session's shard), and the two steps of
+/// a forget without a user. `None` for any other path.
+pub async fn serve_step(store: &DoStore, ctx: &mut crate::api::Ctx<'_>, req: &crate::api::Request<'_>) -> Option<crate::api::Response> {
+    use crate::api::longterm::forget as f;
+    let r = match req.path {
+        PROMPT_PATH => async {
+            let p: PromptBody = crate::api::parse_json(req.body)?;
+            let prompt = serde_json::to_vec(&p.prompt).map_err(|e| Error::Internal { detail: e.to_string() })?;
+            crate::api::memory_prompt_route(store, ctx, &prompt, Some(p.memories)).await
+        }
+        .await,
+        AGENT_SYSTEM_PATH => async {
+            #[derive(Deserialize)]
+            struct Agent {
+                agent_id: String,
+            }
+            let b: Agent = crate::api::parse_json(req.body)?;
+            crate::core::session::validate_id("agent_id", &b.agent_id)?;
+            let system = store.read(|e| e.agent(&b.agent_id).map(|c| c.system_text())).await?;
+            Ok(crate::api::Response::ok(json!({ "system": system })))
+        }
+        .await,
+        AGENT_PROMPT_PATH => async {
+            #[derive(Deserialize)]
+            struct AgentPrompt {
+                prompt: Value,
+                system: Option<String>,
+            }
+            let b: AgentPrompt = crate::api::parse_json(req.body)?;
+            let mut body: crate::api::history::PromptBody = serde_json::from_value(b.prompt).map_err(|e| Error::invalid("body", e.to_string()))?;
+            body.agent_system = Some(b.system);
+            crate::api::history::prompt_answer(store, ctx.services, body, ctx.now).await
+        }
+        .await,
+        FORGET_PART_PATH => async {
+            let asked = f::Forget::read(req)?;
+            Ok(crate::api::Response::ok(json!(f::part(store, &asked, ctx.now).await?)))
+        }
+        .await,
+        FORGET_DELETE_PATH => async {
+            #[derive(Deserialize)]
+            struct Ids {
+                ids: Vec<String>,
+            }
+            let b: Ids = crate::api::parse_json(req.body)?;
+            Ok(crate::api::Response::ok(json!({ "deleted": f::delete(store, b.ids, ctx.now, ctx.actor).await? })))
+        }
+        .await,
+        _ => return None,
+    };
+    Some(r.unwrap_or_else(|e| crate::api::Response::error(&e)))
 }

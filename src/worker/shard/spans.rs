@@ -1,6 +1,6 @@
 //! The placements that span several shards: a create split by bucket, a
 //! search (pinned or fanned out), a record found by asking, the session
-//! list, a memory prompt.
+//! list, a memory prompt, a prompt, a forget without a user.
 
 use std::collections::BTreeMap;
 
@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use worker::Method;
 
-use super::{canonical, Answer, Routed, Sharded, FANOUT_PATH, PROMPT_PATH};
+use super::{canonical, Answer, Routed, Sharded, AGENT_PROMPT_PATH, AGENT_SYSTEM_PATH, FANOUT_PATH, FORGET_DELETE_PATH, FORGET_PART_PATH, PROMPT_PATH};
 use crate::api;
 use crate::core::error::{Error, Result};
 use crate::core::ids::ulid;
@@ -49,6 +49,80 @@ pub(super) async fn prompt(s: &Sharded<'_>, map: &ShardMap, epoch: u64) -> Resul
     let body = json!(PromptBody { prompt: v.clone(), memories });
     let url = format!("{}{PROMPT_PATH}", s.forward.url.origin().ascii_serialization());
     s.send(routed.shard, &routed, Method::Post, &url, body.to_string().as_bytes()).await
+}
+
+/// `POST /v1/prompt`: assembled where the session lives (home without a
+/// session), which reads its turns in place. The agent's system text is
+/// home's state: when the session lives in another shard, home is asked
+/// for it first (one call) and the shard assembles with it.
+pub(super) async fn agent_prompt(s: &Sharded<'_>, map: &ShardMap, epoch: u64) -> Result<Answer> {
+    let v: Value = api::parse_json(&s.forward.body)?;
+    let session = v.get("session_id").and_then(Value::as_str);
+    let (shard, routed) = match session {
+        Some(id) => {
+            let b = bucket_of(id);
+            (map.owner(b), s.routed(map.owner(b), epoch, vec![b]))
+        }
+        None => (0, Routed { home: true, ..s.routed(0, epoch, Vec::new()) }),
+    };
+    let Some(agent) = v.get("agent_id").and_then(Value::as_str).filter(|_| shard != 0) else { return s.pass(shard, &routed).await };
+    let origin = s.forward.url.origin().ascii_serialization();
+    let home = Routed { home: true, ..s.routed(0, epoch, Vec::new()) };
+    let a = s.send(0, &home, Method::Post, &format!("{origin}{AGENT_SYSTEM_PATH}"), json!({ "agent_id": agent }).to_string().as_bytes()).await?;
+    if !a.ok() {
+        return Ok(a);
+    }
+    let system = a.json().and_then(|v| v["system"].as_str().map(str::to_owned));
+    let body = json!({ "prompt": v, "system": system }).to_string();
+    s.send(shard, &routed, Method::Post, &format!("{origin}{AGENT_PROMPT_PATH}"), body.as_bytes()).await
+}
+
+/// A forget without a user: its policy's budget and limit are the
+/// tenant's, so every shard answers its part (read-only), the front
+/// chooses exactly as one store would ([`crate::core::longterm::forget`]),
+/// then each shard deletes what was chosen there. A split between the two
+/// steps is answered `shard_moved` and the whole forget runs again under
+/// the new map: what the first run deleted is gone, and the second
+/// chooses from what is left as one store would have.
+pub(super) async fn forget(s: &Sharded<'_>, map: &ShardMap, epoch: u64) -> Result<Answer> {
+    let f = &s.forward;
+    // Checked here first: a bad request asks no shard.
+    let req = api::Request { method: "POST", path: "/v1/long-term-memory/forget", query: f.query.clone(), body: &f.body };
+    let asked = api::longterm::forget::Forget::read(&req)?;
+    let shards = map.shards();
+    let mut url = f.url.clone();
+    url.set_path(FORGET_PART_PATH);
+    let answers = s.each(&shards, epoch, false, Method::Post, url.as_str(), &f.body).await?;
+    let mut parts = Vec::with_capacity(answers.len());
+    let mut whose: BTreeMap<String, ShardId> = BTreeMap::new();
+    for (&shard, a) in shards.iter().zip(answers) {
+        if !a.ok() {
+            return Ok(a);
+        }
+        let part: crate::core::longterm::forget::ForgetPart = a.json().and_then(|v| serde_json::from_value(v).ok()).ok_or_else(|| Error::Internal { detail: format!("shard {shard}'s forget part") })?;
+        for (_, id) in part.old.iter().chain(&part.kept_first) {
+            whose.insert(id.clone(), shard);
+        }
+        parts.push(part);
+    }
+    let scanned = parts.iter().map(|p| p.scanned).sum();
+    let ids = crate::core::longterm::forget::choose(&parts, asked.policy.budget, asked.limit);
+    if !asked.dry_run {
+        let mut by_shard: BTreeMap<ShardId, Vec<String>> = BTreeMap::new();
+        for id in &ids {
+            by_shard.entry(whose.get(id).copied().unwrap_or(0)).or_default().push(id.clone());
+        }
+        url.set_path(FORGET_DELETE_PATH);
+        url.set_query(None);
+        for (shard, chosen) in by_shard {
+            let body = json!({ "ids": chosen }).to_string();
+            let a = s.send(shard, &s.routed(shard, epoch, Vec::new()), Method::Post, url.as_str(), body.as_bytes()).await?;
+            if !a.ok() {
+                return Ok(a);
+            }
+        }
+    }
+    Ok(Answer::with_json(200, &api::longterm::forget::answer(scanned, ids, asked.dry_run)))
 }
 
 /// The sessions of every shard, merged in id order (as one object lists
@@ -258,7 +332,7 @@ pub(super) async fn record(s: &Sharded<'_>, map: &ShardMap, epoch: u64, id: &str
     let query = f.url.query().map(|q| format!("?{q}")).unwrap_or_default();
     let probe = format!("{}/v1/long-term-memory/{id}{query}", f.url.origin().ascii_serialization());
     let shards = map.shards();
-    let answers = s.each(&shards, epoch, Method::Get, &probe, &[]).await?;
+    let answers = s.each(&shards, epoch, false, Method::Get, &probe, &[]).await?;
     if let Some(moved) = answers.iter().position(Answer::moved) {
         return Ok(answers.into_iter().nth(moved).expect("found above"));
     }
