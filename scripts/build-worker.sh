@@ -27,6 +27,9 @@ if [ -f build/index.js ] && [ -f build/index_bg.wasm ] && [ -f "$stamp" ] && [ "
   echo "build/: wasm unchanged, worker-build skipped"
 else
   worker-build --release --no-default-features --features worker
+  # Shipped without the name section (scripts/strip-names.mjs says why);
+  # the named copy stays here for reading stack traces.
+  node scripts/strip-names.mjs build/index_bg.wasm "$CARGO_TARGET_DIR/index_bg.named.wasm"
   echo "$sum" > "$stamp"
 fi
 echo "built build/ ($(wc -c < build/index_bg.wasm) bytes wasm, $(gzip -9c build/index_bg.wasm | wc -c) gzip)"

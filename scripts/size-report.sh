@@ -88,10 +88,15 @@
 # Worker's budget is raised to 2,000,000, a decision recorded here and in
 # the issue's note (Cloudflare's limit for a Worker is 3 MB gzip on the
 # free plan, 10 MB paid). Not broken down by function (no twiggy here).
+# Issue 21's forget without a user, `/v1/prompt` and encryption across
+# shards took the Worker to 2,012,395: over. Instead of raising the budget
+# again, the Worker now ships without its name section (362 KB raw, 88 KB
+# gzip; scripts/strip-names.mjs, the named copy kept in target/worker for
+# reading stack traces): 1,919,300, and the budget is lowered to 1,960,000.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NPM_WASM_GZIP_BYTES_MAX=1400000
-WORKER_GZIP_BYTES_MAX=2000000
+WORKER_GZIP_BYTES_MAX=1960000
 
 gz() { gzip -9c "$@" | wc -c; }
 npm_raw=$(wc -c < pkg/edgemem_bg.wasm)
