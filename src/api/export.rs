@@ -32,12 +32,7 @@ pub async fn export<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &Ctx<'
 /// snapshot into an empty namespace. Importing the same file again is a
 /// no-op. Answers `{status, imported, sessions, memories, last_seq}`.
 pub async fn import<B: Backend>(store: &Store<B>, body: &[u8], ctx: &Ctx<'_>) -> Result<Value> {
-    if body.len() > limits::IMPORT_BYTES_MAX {
-        return Err(Error::too_large("import", body.len(), limits::IMPORT_BYTES_MAX));
-    }
-    let text = std::str::from_utf8(body).map_err(|_| Error::invalid("body", "must be UTF-8 NDJSON"))?;
-    let mut staged = Import::parse(text.split('\n'))?;
-    let scrubbed = store.scrub_with(|s| staged.scrub_secrets(s)).await?;
+    let (mut staged, scrubbed) = stage(store, body).await?;
     let missing: Vec<(usize, String)> = staged.texts_to_embed().into_iter().map(|(i, t)| (i, t.to_owned())).collect();
     if !missing.is_empty() {
         let texts: Vec<String> = missing.iter().map(|(_, t)| t.clone()).collect();
@@ -50,4 +45,31 @@ pub async fn import<B: Backend>(store: &Store<B>, body: &[u8], ctx: &Ctx<'_>) ->
     let mut v = json!({ "status": "ok", "imported": imported, "sessions": sessions, "memories": memories, "last_seq": last_seq });
     crate::api::privacy::report_into(&mut v, &scrubbed);
     Ok(v)
+}
+
+/// An import's body read, checked line by line, and its secrets redacted
+/// (or refused) under the namespace's policy.
+async fn stage<B: Backend>(store: &Store<B>, body: &[u8]) -> Result<(Import, crate::core::privacy::Scrubbed)> {
+    if body.len() > limits::IMPORT_BYTES_MAX {
+        return Err(Error::too_large("import", body.len(), limits::IMPORT_BYTES_MAX));
+    }
+    let text = std::str::from_utf8(body).map_err(|_| Error::invalid("body", "must be UTF-8 NDJSON"))?;
+    let mut staged = Import::parse(text.split('\n'))?;
+    let scrubbed = store.scrub_with(|s| staged.scrub_secrets(s)).await?;
+    Ok((staged, scrubbed))
+}
+
+/// What a sharded tenant's shard checks of its part of an import before
+/// any shard imports (issue 21): every check an import makes, without
+/// writing. A part that carries its vectors is built and checked as the
+/// state it would become, and refused if this store holds other state; a
+/// part without vectors (embedded again on import) is checked line by
+/// line. Answers `{import: "write" | "no-op" | "unchecked"}`.
+pub async fn check<B: Backend>(store: &Store<B>, body: &[u8]) -> Result<Value> {
+    let (staged, _) = stage(store, body).await?;
+    if !staged.texts_to_embed().is_empty() {
+        return Ok(json!({ "import": "unchecked" }));
+    }
+    let engine = staged.into_engine()?;
+    Ok(json!({ "import": if store.import_check(&engine).await? { "write" } else { "no-op" } }))
 }

@@ -10,7 +10,7 @@ use super::tests::Api;
 /// A namespace with sessions, a decision log, long-term records with a
 /// fact chain and versions, a ledger with transfers, episodes, prompts and
 /// a profile.
-fn seeded() -> Api {
+pub(super) fn seeded() -> Api {
     let mut api = Api::new();
     let ok = |api: &mut Api, method: &str, path: &str, body: Value| {
         let r = api.call(method, path, &body.to_string());

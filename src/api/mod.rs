@@ -565,6 +565,8 @@ mod operations_tests;
 #[cfg(test)]
 mod export_tests;
 #[cfg(test)]
+mod export_shard_tests;
+#[cfg(test)]
 mod extraction_tests;
 #[cfg(test)]
 mod summary_views_tests;

@@ -64,6 +64,13 @@ pub enum Placement {
     /// ([`combine`]): the stats summed, re-embedding's progress summed,
     /// encryption's status and rotation per shard.
     EveryShard,
+    /// An export: every shard's, merged into one file
+    /// ([`crate::core::engine::export_shard::merge`]).
+    Export,
+    /// An import: split by owner into one file per shard
+    /// ([`crate::core::engine::export_shard::split`]), checked by every
+    /// shard, then imported by each.
+    Import,
     /// Must span shards in a way not built yet: refused with `not_sharded`.
     NotYet,
 }
@@ -97,8 +104,10 @@ pub fn placement(route: &Route, method: &str) -> Placement {
         ("summary-views" | "summary-views/{}" | "summary-views/{}/run" | "summary-views/{}/partitions" | "summary-views/{}/partitions/run", _) => Home,
         // Each shard is sealed on its own: each reports and rotates its own.
         ("stats", "GET") | ("long-term-memory/reembed", "POST") | ("encryption", "GET") | ("encryption/rotate", "POST") => EveryShard,
+        ("export", "GET") => Export,
+        ("import", "POST") => Import,
         // Tenant-wide reads and writes that need an orchestrator: the
-        // change feed, export and import, publishing.
+        // change feed, publishing.
         _ => NotYet,
     }
 }
@@ -225,7 +234,9 @@ mod tests {
         assert_eq!(place("POST", "/v1/long-term-memory/forget"), Forget);
         assert_eq!(place("GET", "/v1/stats"), EveryShard);
         assert_eq!(place("POST", "/v1/long-term-memory/reembed"), EveryShard);
-        for (m, p) in [("GET", "/v1/export"), ("POST", "/v1/import"), ("GET", "/v1/events")] {
+        assert_eq!(place("GET", "/v1/export"), Export);
+        assert_eq!(place("POST", "/v1/import"), Import);
+        for (m, p) in [("GET", "/v1/events"), ("POST", "/v1/snapshots/publish")] {
             assert_eq!(place(m, p), NotYet, "{m} {p}");
         }
     }

@@ -86,16 +86,19 @@ pub fn created_ids(body: &[u8]) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// The record ids an NDJSON import (`POST /v1/import`) carries, at most
-/// [`limits::LTM_RECORDS_MAX`], for the directory; lines that do not parse
-/// are skipped here and refused by the import itself.
-pub fn imported_ids(body: &[u8]) -> Vec<String> {
+/// The records an NDJSON import (`POST /v1/import`) carries, with their
+/// ids, at most [`limits::LTM_RECORDS_MAX`], for the directory; lines that
+/// do not parse are skipped here and refused by the import itself.
+pub fn imported_records(body: &[u8]) -> Vec<(String, Value)> {
     let text = String::from_utf8_lossy(body);
     text.lines()
         .filter(|l| l.contains("\"memory\""))
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .filter(|v| v.get("type").and_then(Value::as_str) == Some("memory"))
-        .filter_map(|v| v.get("record").and_then(|r| r.get("id")).and_then(Value::as_str).map(str::to_owned))
+        .filter_map(|mut v| {
+            let record = v.get_mut("record").map(Value::take)?;
+            Some((record.get("id").and_then(Value::as_str)?.to_owned(), record))
+        })
         .take(limits::LTM_RECORDS_MAX)
         .collect()
 }

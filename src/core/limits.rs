@@ -171,6 +171,10 @@ limits! {
     /// shard fails with `payload_too_large` (add filters, or run partitions one at
     /// a time) rather than gather an unbounded answer.
     pub const SHARD_SUMMARY_PART_BYTES_MAX: usize = 8 * 1024 * 1024;
+    /// Bytes of a sharded tenant's export, every shard's together (the
+    /// front holds them to merge them into one file): as much as one
+    /// import may carry, so any export imports. Past it, `payload_too_large`.
+    pub const SHARD_EXPORT_BYTES_MAX: usize = IMPORT_BYTES_MAX;
     /// How long a shard trusts its home's answer that the tenant has no
     /// continuous summary view, in milliseconds, before it tells home of
     /// its long-term changes again. Creating a continuous view resets every

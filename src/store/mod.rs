@@ -389,17 +389,33 @@ impl<B: Backend> Store<B> {
     pub async fn import(&self, staged: Engine) -> Result<bool> {
         let mut inner = self.inner.lock().await;
         inner.heal().await?;
-        if inner.engine.last_seq() != 0 || inner.head.is_some() {
-            // Logical equality: the same state whatever the index's layout.
-            if inner.engine == staged {
-                return Ok(false);
-            }
-            return Err(Error::conflict(crate::core::error::ConflictCode::ImportTargetNotEmpty, "namespace"));
+        if !Self::import_needed(&inner, &staged)? {
+            return Ok(false);
         }
         let before = std::mem::replace(&mut inner.engine, staged);
         if let Err(e) = inner.snapshot().await {
             inner.engine = before;
             return Err(e);
+        }
+        Ok(true)
+    }
+
+    /// Whether [`Store::import`] of `staged` would write (an empty store),
+    /// be a no-op (this very state), or be refused (other state), without
+    /// writing: a sharded tenant's shards each check before any imports.
+    pub async fn import_check(&self, staged: &Engine) -> Result<bool> {
+        let mut inner = self.inner.lock().await;
+        inner.heal().await?;
+        Self::import_needed(&inner, staged)
+    }
+
+    fn import_needed(inner: &Inner<B>, staged: &Engine) -> Result<bool> {
+        if inner.engine.last_seq() != 0 || inner.head.is_some() {
+            // Logical equality: the same state whatever the index's layout.
+            if inner.engine == *staged {
+                return Ok(false);
+            }
+            return Err(Error::conflict(crate::core::error::ConflictCode::ImportTargetNotEmpty, "namespace"));
         }
         Ok(true)
     }

@@ -286,8 +286,15 @@ pub(super) async fn dispatch(env: &Env, settings: &auth::Settings, principal: &P
 
     // An import's records are found by id like created ones.
     if path == "/v1/import" && method == Method::Post && object_name != DEFAULT_NAMESPACE {
-        for chunk in tenancy::imported_ids(&body).chunks(limits::LTM_CREATE_BATCH_MAX) {
-            routing::register(env, &object_name, chunk, None, now).await?;
+        // A sharded tenant's entries name each record's bucket, as a create's do.
+        let key = match shard::initial_shards(env)? {
+            Some(_) => Some(super::privacy_key(env, &object_name, settings.dev)?),
+            None => None,
+        };
+        for chunk in tenancy::imported_records(&body).chunks(limits::LTM_CREATE_BATCH_MAX) {
+            let ids: Vec<String> = chunk.iter().map(|(id, _)| id.clone()).collect();
+            let buckets: Option<Vec<_>> = key.as_ref().map(|k| chunk.iter().map(|(id, r)| shard::memory_bucket(r, id, k.as_ref())).collect());
+            routing::register(env, &object_name, &ids, buckets.as_deref(), now).await?;
         }
     }
 

@@ -30,6 +30,7 @@ use worker::{Env, Headers, Method, Request, RequestInit, Response};
 use super::{auth, front::Forward};
 
 mod admin;
+mod backup;
 mod object;
 mod spans;
 pub mod split;
@@ -420,6 +421,8 @@ async fn placed(s: &Sharded<'_>, place: Placement, route: &routes::Route, path: 
         }
         Placement::Prompt => prompt(s, map, epoch).await,
         Placement::AgentPrompt => agent_prompt(s, map, epoch).await,
+        Placement::Export => backup::export(s, map, epoch).await,
+        Placement::Import => backup::import(s, map, epoch).await,
         Placement::Erase => {
             let user_shard = map.owner(bucket_of(&canonical(s.privacy()?.as_ref(), key()?)));
             let (mut memories, mut episodes) = (0u64, 0u64);
@@ -459,7 +462,7 @@ pub fn create_buckets(body: &[u8], key: Option<&PseudonymKey>) -> Result<Vec<Buc
 
 /// The bucket of the memory `m` of a create, whose id is `id`: its
 /// user's (a sealed id opened), else its id's.
-fn memory_bucket(m: &Value, id: &str, key: Option<&PseudonymKey>) -> Bucket {
+pub fn memory_bucket(m: &Value, id: &str, key: Option<&PseudonymKey>) -> Bucket {
     let user = m.get("user_id").and_then(Value::as_str).map(|u| canonical(key, u));
     crate::core::shard::record_bucket(user.as_deref(), id)
 }
@@ -473,8 +476,8 @@ fn canonical(key: Option<&PseudonymKey>, user: &str) -> String {
 /// The object side of the steps a front sends a shard that run in the API
 /// pipeline (its quota, scrub, alarm and after-write steps): a memory
 /// prompt whose search the front ran, a prompt's two steps (the agent's
-/// text at home, the prompt in the session's shard), and the two steps of
-/// a forget without a user. `None` for any other path.
+/// text at home, the prompt in the session's shard), the two steps of a
+/// forget without a user, and an import's check. `None` for any other path.
 pub async fn serve_step(store: &DoStore, ctx: &mut crate::api::Ctx<'_>, req: &crate::api::Request<'_>) -> Option<crate::api::Response> {
     use crate::api::longterm::forget as f;
     let r = match req.path {
@@ -507,6 +510,7 @@ pub async fn serve_step(store: &DoStore, ctx: &mut crate::api::Ctx<'_>, req: &cr
             crate::api::history::prompt_answer(store, ctx.services, body, ctx.now).await
         }
         .await,
+        backup::IMPORT_CHECK_PATH => crate::api::export::check(store, req.body).await.map(crate::api::Response::ok),
         FORGET_PART_PATH => async {
             let asked = f::Forget::read(req)?;
             Ok(crate::api::Response::ok(json!(f::part(store, &asked, ctx.now).await?)))
