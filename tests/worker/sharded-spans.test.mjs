@@ -6,7 +6,11 @@
 //   exactly what one object would;
 // - `/v1/prompt` with an agent at home and a session in another shard;
 // - encryption: status and rotation in every shard (each is sealed on its
-//   own), refusals typed as in one object.
+//   own), refusals typed as in one object;
+// - export and import: a sharded tenant's export is one file that imports
+//   into one object and back, each record landing in its shard; a second
+//   import is a no-op; a non-empty tenant or a cut file is refused and
+//   nothing is written.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
@@ -163,4 +167,104 @@ test("encryption status and rotation span every shard", async () => {
   const found = await call("POST", `/v1/long-term-memory/search${ns}`, { text: "vault", search_mode: "keyword", limit: 50 }, { [KEY_HEADER]: k2 });
   assert.equal(found.status, 200, found.text);
   assert.equal(found.json.memories.length, 24, "every shard's records, read under the new key");
+});
+
+/** JSON text with every object's members in name order. */
+const canonical = (v) => JSON.stringify(v, (_, x) => (x && typeof x === "object" && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : x));
+
+/** An export's lines as a sorted set: records' keys are a store's own. */
+function normal(text) {
+  return text
+    .split("\n")
+    .filter((l) => l.trim())
+    .slice(1)
+    .map((l) => JSON.parse(l))
+    .filter((v) => v.type !== "longterm" && v.type !== "end")
+    .map((v) => {
+      delete v.key;
+      return canonical(v);
+    })
+    .sort();
+}
+
+async function held(w, tenant, shard) {
+  const ns = await w.mf.getDurableObjectNamespace("MEMORY");
+  const stub = ns.get(ns.idFromName(shard === 0 ? tenant : `__s/${tenant}/${shard}`));
+  const r = await stub.fetch("http://127.0.0.1/v1/long-term-memory/search", {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-edgemem-shard": JSON.stringify({ tenant, shard, epoch: 1, home: true }), "x-edgemem-namespace": tenant, "x-edgemem-dev": "1" },
+    body: JSON.stringify({ text: "", limit: 100, recency_boost: false }),
+  });
+  assert.equal(r.status, 200, await r.clone().text());
+  return (await r.json()).memories.map((m) => m.id);
+}
+
+test("a sharded tenant exports one file that imports into one object, and imports one back shard by shard", async () => {
+  const sharded = await start({ EDGEMEM_SHARDS_INITIAL: String(SHARDS) });
+  const single = await start({});
+  const recs = records().slice(0, 60);
+  const fill = async (w, ns) => {
+    assert.equal((await w.call("POST", `/v1/long-term-memory/?namespace=${ns}`, { memories: recs })).status, 200);
+    for (let i = 0; i < 10; i++) {
+      const put = await w.call("PUT", `/v1/working-memory/leg-${i}?namespace=${ns}`, { user_id: `u${i % 4}`, messages: [{ role: "user", content: `leg ${i} to Porto` }] });
+      assert.equal(put.status, 200, put.text);
+      assert.equal((await w.call("POST", `/v1/working-memory/leg-${i}/decisions?namespace=${ns}`, { kind: "decision", text: `booked leg ${i}` })).status, 200);
+    }
+    assert.equal((await w.call("PUT", `/v1/agents/planner/prompt?namespace=${ns}`, { text: "Plan carefully." })).status, 200);
+    assert.equal((await w.call("POST", `/v1/ledger/assets?namespace=${ns}`, { code: "EUR", scale: 2 })).status, 200);
+  };
+  await fill(sharded, "bk1");
+  const out = await sharded.call("GET", "/v1/export?namespace=bk1&vectors=f32");
+  assert.equal(out.status, 200, out.text);
+  assert.match(out.headers.get("content-type"), /ndjson/);
+  const lines = out.text.split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l));
+  assert.equal(lines.filter((l) => l.type === "memory").length, recs.length, "each record once");
+  assert.equal(lines.filter((l) => l.type === "session").length, 10);
+  assert.equal(new Set(lines.filter((l) => l.type === "memory").map((l) => l.key)).size, recs.length, "distinct keys");
+  assert.ok(lines.find((l) => l.type === "decisions").decisions && Object.keys(lines.find((l) => l.type === "decisions").decisions).length === 10, "every shard's decision logs");
+
+  // Into one object, and out again: the same lines.
+  const into = await single.call("POST", "/v1/import?namespace=bk2", out.text, { "content-type": "application/x-ndjson" });
+  assert.equal(into.status, 200, into.text);
+  assert.deepEqual([into.json.imported, into.json.sessions, into.json.memories], [true, 10, recs.length]);
+  const again = await single.call("GET", "/v1/export?namespace=bk2&vectors=f32");
+  assert.deepEqual(normal(again.text), normal(out.text));
+
+  // One object's export into a sharded tenant: each record in its shard.
+  const back = await sharded.call("POST", "/v1/import?namespace=bk3", again.text, { "content-type": "application/x-ndjson" });
+  assert.equal(back.status, 200, back.text);
+  assert.deepEqual([back.json.imported, back.json.sessions, back.json.memories, back.json.shards.length], [true, 10, recs.length, SHARDS]);
+  const where = new Map();
+  for (let s = 0; s < SHARDS; s++) for (const id of await held(sharded, "bk3", s)) {
+    assert.ok(!where.has(id), `${id} in two shards`);
+    where.set(id, s);
+  }
+  for (const m of recs) assert.equal(where.get(m.id), evenOwner(bucketOf(m.user_id ?? m.id), SHARDS), m.id);
+  const one = recs.find((m) => m.user_id);
+  const got = await sharded.call("GET", `/v1/long-term-memory/${one.id}?namespace=bk3`);
+  assert.equal(got.status, 200, got.text);
+  assert.equal(got.json.text, one.text);
+  assert.equal(Number(/do_calls=(\d+)/.exec(got.headers.get("x-edgemem-meter"))[1]), 2, "the directory names the imported record's bucket");
+  const bk3 = await sharded.call("GET", "/v1/export?namespace=bk3&vectors=f32");
+  assert.deepEqual(normal(bk3.text), normal(out.text));
+  // The same file again: a no-op in every shard.
+  const twice = await sharded.call("POST", "/v1/import?namespace=bk3", again.text, { "content-type": "application/x-ndjson" });
+  assert.equal(twice.status, 200, twice.text);
+  assert.equal(twice.json.imported, false);
+
+  // Refused whole: a tenant holding other state, a cut file.
+  const busy = await sharded.call("POST", "/v1/import?namespace=bk1", again.text.replace(/Plan carefully\./, "Plan boldly."), { "content-type": "application/x-ndjson" });
+  assert.equal(busy.status, 409, busy.text);
+  assert.equal(busy.json.code, "import_target_not_empty");
+  const cut = again.text.split("\n").slice(0, 20).join("\n");
+  const refused = await sharded.call("POST", "/v1/import?namespace=bk4", cut, { "content-type": "application/x-ndjson" });
+  assert.equal(refused.status, 422, refused.text);
+  const empty = await sharded.call("GET", "/v1/stats?namespace=bk4");
+  assert.deepEqual([empty.json.long_term_memories, empty.json.sessions], [0, 0], "nothing written");
+  // A part that conflicts in one shard only: refused before any shard imports.
+  const partly = await sharded.call("PUT", "/v1/working-memory/leg-0?namespace=bk5", { messages: [] });
+  assert.equal(partly.status, 200);
+  const mixed = await sharded.call("POST", "/v1/import?namespace=bk5", again.text, { "content-type": "application/x-ndjson" });
+  assert.equal(mixed.status, 409, mixed.text);
+  assert.equal((await sharded.call("GET", "/v1/stats?namespace=bk5")).json.long_term_memories, 0, "no shard imported");
 });

@@ -123,11 +123,19 @@ fn cut_sessions(kind: &str, part: &Value, keep: &dyn Fn(&str) -> bool) -> Value 
     out
 }
 
+/// `{"type": kind, kind: value}`, the type first as the exporter writes it.
 fn line_of(kind: &str, value: &Value) -> String {
-    let mut m = Map::new();
-    m.insert("type".into(), json!(kind));
-    m.insert(kind.into(), value.clone());
-    Value::Object(m).to_string()
+    format!("{{\"type\":{},{}:{value}}}", json!(kind), json!(kind))
+}
+
+/// A memory line of the exporter (`...,"key":N[,"vector":"..."]}`) with
+/// its key replaced, the rest of the text kept as it is. The key is the
+/// last member but the vector, whose base64url holds no `,` or `"`.
+fn with_key(text: &str, key: u64) -> Option<String> {
+    let at = text.rfind(",\"key\":")?;
+    let digits = &text[at + 7..];
+    let len = digits.bytes().take_while(u8::is_ascii_digit).count();
+    (len > 0).then(|| format!("{},\"key\":{key}{}", &text[..at], &digits[len..]))
 }
 
 /// One export from every shard's (`parts`: each shard and its export,
@@ -180,17 +188,16 @@ pub fn merge(parts: &[(ShardId, &str)], owners: &Owners<'_>) -> Result<String> {
                         continue;
                     }
                     let key = l.v.get("key").and_then(Value::as_u64).ok_or_else(|| bad(l.n, "key must be a whole number"))?;
-                    let mut m = l.v.clone();
-                    m.insert("key".into(), json!(base.checked_add(key).ok_or_else(|| bad(l.n, "key overflows"))?));
+                    let rebased = base.checked_add(key).ok_or_else(|| bad(l.n, "key overflows"))?;
                     kept.insert(record.get("id").and_then(Value::as_str).unwrap_or_default().to_owned());
-                    memories.push(Value::Object(m).to_string());
+                    memories.push(with_key(l.text, rebased).ok_or_else(|| bad(l.n, "a memory line not in the exporter's form"))?);
                 }
                 _ => {}
             }
         }
         base = base.checked_add(next_key).ok_or_else(|| Error::Internal { detail: "record keys overflow".into() })?;
     }
-    out.push(json!({ "type": "longterm", "next_key": base }).to_string());
+    out.push(format!("{{\"type\":\"longterm\",\"next_key\":{base}}}"));
     out.extend(memories);
     // A record's history from the shard that holds the record; a deleted
     // record's from the first shard that has one.
@@ -220,10 +227,14 @@ pub fn merge(parts: &[(ShardId, &str)], owners: &Owners<'_>) -> Result<String> {
         out.push(line_of(kind, &part));
     }
     let n = out.len();
-    out.push(json!({ "type": "end", "lines": n }).to_string());
+    out.push(end_line(n));
     let mut text = out.join("\n");
     text.push('\n');
     Ok(text)
+}
+
+fn end_line(lines: usize) -> String {
+    format!("{{\"type\":\"end\",\"lines\":{lines}}}")
 }
 
 /// Adds `theirs`' per-session entries to `ours` (both cut to their own
@@ -293,10 +304,24 @@ pub fn split(text: &str, owners: &Owners<'_>) -> Result<Vec<(ShardId, String)>> 
         .into_iter()
         .map(|(s, mut ls)| {
             let n = ls.len();
-            ls.push(json!({ "type": "end", "lines": n }).to_string());
+            ls.push(end_line(n));
             let mut text = ls.join("\n");
             text.push('\n');
             (s, text)
         })
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_memory_lines_key_is_replaced_in_place() {
+        let line = r#"{"type":"memory","record":{"id":"a","text":"x,\"key\":9"},"key":12,"vector":"AAAAPw"}"#;
+        assert_eq!(with_key(line, 40).as_deref(), Some(r#"{"type":"memory","record":{"id":"a","text":"x,\"key\":9"},"key":40,"vector":"AAAAPw"}"#));
+        assert_eq!(with_key(r#"{"type":"memory","record":{},"key":3}"#, 7).as_deref(), Some(r#"{"type":"memory","record":{},"key":7}"#));
+        assert_eq!(with_key(r#"{"type":"memory","record":{}}"#, 7), None);
+        assert_eq!(line_of("ledger", &json!({"a": 1})), r#"{"type":"ledger","ledger":{"a":1}}"#);
+    }
 }
