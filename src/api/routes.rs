@@ -118,6 +118,7 @@ pub const ROUTES: &[Route] = &[
     w("admin/keys", &[("GET", Admin), ("POST", Admin)]),
     w("admin/shards", &[("GET", Admin)]),
     w("admin/shards/split", &[("POST", Admin)]),
+    w("admin/shards/abort", &[("POST", Admin)]),
     w("admin/keys/{}", &[("GET", Admin), ("DELETE", Admin)]),
     w("admin/keys/{}/rotate", &[("POST", Admin)]),
     w("admin/keys/{}/revoke", &[("POST", Admin)]),

@@ -35,6 +35,7 @@ impl MemoryObject {
                 }
                 Err(e) => Err(e),
             },
+            shard::split::ABORT_PATH => shard::split::serve_abort(&self.state, &self.env, &self.split_lock, now_ms()).await,
             _ => return None,
         };
         Some(served)

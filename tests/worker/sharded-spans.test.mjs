@@ -227,28 +227,38 @@ test("a sharded tenant exports one file that imports into one object, and import
   const into = await single.call("POST", "/v1/import?namespace=bk2", out.text, { "content-type": "application/x-ndjson" });
   assert.equal(into.status, 200, into.text);
   assert.deepEqual([into.json.imported, into.json.sessions, into.json.memories], [true, 10, recs.length]);
+  // (Another namespace's key cannot open the file's sealed user ids: they
+  // stay opaque there, as in any export imported under another name.)
   const again = await single.call("GET", "/v1/export?namespace=bk2&vectors=f32");
   assert.deepEqual(normal(again.text), normal(out.text));
 
   // One object's export into a sharded tenant: each record in its shard.
-  const back = await sharded.call("POST", "/v1/import?namespace=bk3", again.text, { "content-type": "application/x-ndjson" });
+  // Under the same namespace name (another deployment), so its privacy key
+  // opens the sealed user ids and a record's bucket is its raw user's.
+  const other = await start({ EDGEMEM_SHARDS_INITIAL: String(SHARDS) });
+  const back = await other.call("POST", "/v1/import?namespace=bk1", again.text, { "content-type": "application/x-ndjson" });
   assert.equal(back.status, 200, back.text);
   assert.deepEqual([back.json.imported, back.json.sessions, back.json.memories, back.json.shards.length], [true, 10, recs.length, SHARDS]);
   const where = new Map();
-  for (let s = 0; s < SHARDS; s++) for (const id of await held(sharded, "bk3", s)) {
+  for (let s = 0; s < SHARDS; s++) for (const id of await held(other, "bk1", s)) {
     assert.ok(!where.has(id), `${id} in two shards`);
     where.set(id, s);
   }
   for (const m of recs) assert.equal(where.get(m.id), evenOwner(bucketOf(m.user_id ?? m.id), SHARDS), m.id);
   const one = recs.find((m) => m.user_id);
-  const got = await sharded.call("GET", `/v1/long-term-memory/${one.id}?namespace=bk3`);
+  const got = await other.call("GET", `/v1/long-term-memory/${one.id}?namespace=bk1`);
   assert.equal(got.status, 200, got.text);
   assert.equal(got.json.text, one.text);
   assert.equal(Number(/do_calls=(\d+)/.exec(got.headers.get("x-edgemem-meter"))[1]), 2, "the directory names the imported record's bucket");
-  const bk3 = await sharded.call("GET", "/v1/export?namespace=bk3&vectors=f32");
+  const bk3 = await other.call("GET", "/v1/export?namespace=bk1&vectors=f32");
   assert.deepEqual(normal(bk3.text), normal(out.text));
+  // By user, as the first tenant answered.
+  const mine = { text: "", limit: 100, user_id: { eq: one.user_id } };
+  const [x, y] = [await sharded.call("POST", "/v1/long-term-memory/search?namespace=bk1", mine), await other.call("POST", "/v1/long-term-memory/search?namespace=bk1", mine)];
+  assert.deepEqual(y.json.memories.map((m) => m.id).sort(), x.json.memories.map((m) => m.id).sort());
+  assert.ok(x.json.memories.length > 0);
   // The same file again: a no-op in every shard.
-  const twice = await sharded.call("POST", "/v1/import?namespace=bk3", again.text, { "content-type": "application/x-ndjson" });
+  const twice = await other.call("POST", "/v1/import?namespace=bk1", again.text, { "content-type": "application/x-ndjson" });
   assert.equal(twice.status, 200, twice.text);
   assert.equal(twice.json.imported, false);
 

@@ -7,12 +7,19 @@
 // - a split stopped after each of its logged steps (a dev-mode fault, as a
 //   crash would stop it) is finished by the directory's alarm, with the
 //   same guarantees, and writes held by its fence go through after it;
+// - a split stuck under its fence (a dev-mode fault that stops every run,
+//   the alarm's too) is aborted: the new shard drops its copy, the fence
+//   lifts, writes go through, and a later split (to the same shard id)
+//   places every record exactly once;
 // - a shard past `EDGEMEM_SHARD_SPLIT_RECORDS` asks for a split by itself;
 // - bad requests are typed errors, and the routes are 501 with sharding off.
 // Real kills of workerd during splits are in chaos-split.test.mjs.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { workerPool } from "./miniflare.mjs";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startWorker, workerPool } from "./miniflare.mjs";
 import { bucketOf, ownerIn, checkPlacement } from "./split-check.mjs";
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -181,6 +188,78 @@ for (const step of ["copy", "fenced", "flipped"]) {
     await checkSessions(call, ns, new Map(Array.from({ length: 7 }, (_, s) => [`sess-${s}`, []])));
   });
 }
+
+/** What shard `shard` of `tenant` holds, asked directly (it may be in no map). */
+async function heldBy(mf, tenant, shard) {
+  const ns = await mf.getDurableObjectNamespace("MEMORY");
+  const stub = ns.get(ns.idFromName(shard === 0 ? tenant : `__s/${tenant}/${shard}`));
+  const r = await stub.fetch("http://127.0.0.1/_shard/move/held", {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-edgemem-shard": JSON.stringify({ tenant, shard, epoch: 1, home: true, write: false }), "x-edgemem-namespace": tenant, "x-edgemem-dev": "1" },
+    body: "{}",
+  });
+  assert.equal(r.status, 200, await r.clone().text());
+  return r.json();
+}
+
+test("a split stuck under its fence is aborted, and a later split places everything once", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "edgemem-abort-"));
+  const ns = "abort1";
+  const stuck = await startWorker({ persistDir: dir, bindings: { EDGEMEM_SHARDS_INITIAL: "2", EDGEMEM_TEST_FAULT: "split_stuck" } });
+  try {
+    const { call } = stuck;
+    const memories = await seed(call, ns, 80);
+    const live = new Set(memories.map((m) => m.id));
+    const users = new Map(memories.filter((m) => m.user_id).map((m) => [m.id, m.user_id]));
+    const nothing = await call("POST", `/v1/admin/shards/abort?namespace=${ns}`);
+    assert.equal(nothing.status, 404, nothing.text);
+    const split = await call("POST", `/v1/admin/shards/split?namespace=${ns}`, { shard: 1 });
+    assert.equal(split.status, 500, split.text);
+    // The alarm runs it again, and it stays stuck under the fence.
+    await sleep(2_500);
+    const st = await status(call, ns);
+    assert.equal(st.moving?.step, "fenced", JSON.stringify(st.moving));
+    const target = st.moving.to;
+    assert.ok((await heldBy(stuck.mf, ns, target)).records > 0, "the new shard holds its copy");
+    const moving = ["u1", "u2", "u3", "u4", "u5", "u6", "u7", "u8"].find((u) => ownerIn(st.map, bucketOf(u)) === 1 && bucketOf(u) >= 3072);
+    assert.ok(moving, "a user in the moving half");
+    const held = await call("POST", `/v1/long-term-memory/?namespace=${ns}`, { memories: [{ id: "held", text: "written under the fence", user_id: moving }] });
+    assert.equal(held.status, 409, held.text);
+    assert.equal(held.json.code, "shard_moved");
+
+    const aborted = await call("POST", `/v1/admin/shards/abort?namespace=${ns}`);
+    assert.equal(aborted.status, 200, aborted.text);
+    assert.deepEqual([aborted.json.aborted, aborted.json.from, aborted.json.to, aborted.json.step], [true, 1, target, "fenced"]);
+    assert.ok(aborted.json.dropped > 0, aborted.text);
+    const after = await status(call, ns);
+    assert.equal(after.moving, null);
+    assert.equal(after.last_abort.move_id, aborted.json.move_id);
+    assert.equal(after.map.epoch, st.map.epoch, "the map never flipped");
+    assert.deepEqual(await heldBy(stuck.mf, ns, target).then((h) => [h.records, h.sessions]), [0, 0], "the new shard dropped its copy");
+    assert.equal((await call("POST", `/v1/admin/shards/abort?namespace=${ns}`)).status, 404, "nothing left to abort");
+    const through = await call("POST", `/v1/long-term-memory/?namespace=${ns}`, { memories: [{ id: "held", text: "written under the fence", user_id: moving }] });
+    assert.equal(through.status, 200, "the fence lifted: " + through.text);
+    live.add("held");
+    users.set("held", moving);
+    checkPlacement(await status(call, ns), live, new Set(), users);
+  } finally {
+    await stuck.mf.dispose();
+  }
+  // Without the fault, a split of the same shard (to the same new id) succeeds.
+  const fine = await startWorker({ persistDir: dir, bindings: { EDGEMEM_SHARDS_INITIAL: "2" } });
+  try {
+    const again = await fine.call("POST", `/v1/admin/shards/split?namespace=${ns}`, { shard: 1 });
+    assert.equal(again.status, 200, again.text);
+    const st = await status(fine.call, ns);
+    const ids = st.shards.flatMap((s) => s.ids);
+    assert.equal(ids.length, 81, "every record once");
+    assert.equal(new Set(ids).size, 81);
+    await checkSessions(fine.call, ns, new Map(Array.from({ length: 7 }, (_, s) => [`sess-${s}`, []])));
+  } finally {
+    await fine.mf.dispose();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
 
 test("a shard past its record threshold asks for a split", async () => {
   const { call } = await start({ EDGEMEM_SHARDS_INITIAL: "1", EDGEMEM_SHARD_SPLIT_RECORDS: "50" });

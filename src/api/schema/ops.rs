@@ -441,6 +441,7 @@ pub const IMPORT: Op = Op {
             req("sessions", Int(0, U32), ""),
             req("memories", Int(0, U32), ""),
             req("last_seq", Int(0, i64::MAX), ""),
+            opt("shards", Arr(&Map, l::SHARDS_MAX), "a sharded tenant's: each shard's own answer ({shard, import})"),
         ],
         false,
     ),
@@ -568,7 +569,7 @@ pub const OPS: &[&Op] = &[
     &PROFILE_GET, &PROFILE_PUT, &PROFILE_DELETE, &PROFILE_INCREMENT, &PROFILE_MIGRATE, &SCHEMAS_GET, &SCHEMAS_GET_SLASH, &SCHEMA_GET, &SCHEMA_PUT, &AGENT_CONFIG,
     &AGENT_PROMPT_PUT, &AGENT_ROLLBACK, &AGENT_PATCH_POST, &AGENT_PATCH_DELETE, &AGENT_TOOLS, &AGENT_GUARDRAILS, &PROMPT, &MEMORY_PROMPT_OP, &TOOLS_SCHEMAS, &TOOLS_CALL,
     // The Worker's own.
-    &BUDGET_COUNT, &BUDGET_BUILD, &SNAPSHOTS_PUBLISH, &KEYS_GET, &KEYS_POST, &KEY_GET, &KEY_DELETE, &KEY_ROTATE, &KEY_REVOKE, &KEY_ENCRYPTION_PUT, &KEY_ENCRYPTION_DELETE, &SHARDS_GET, &SHARDS_SPLIT, &ENCRYPTION_GET, &ENCRYPTION_ROTATE,
+    &BUDGET_COUNT, &BUDGET_BUILD, &SNAPSHOTS_PUBLISH, &KEYS_GET, &KEYS_POST, &KEY_GET, &KEY_DELETE, &KEY_ROTATE, &KEY_REVOKE, &KEY_ENCRYPTION_PUT, &KEY_ENCRYPTION_DELETE, &SHARDS_GET, &SHARDS_SPLIT, &SHARDS_ABORT, &ENCRYPTION_GET, &ENCRYPTION_ROTATE,
 ];
 
 /// The operations whose body may be left out entirely (an empty body is

@@ -430,7 +430,32 @@ pub const SHARDS_GET: Op = Op {
     path: &[],
     query: &[opt("namespace", Id, "the tenant; default: the default namespace"), opt("ids", Bool, "list each shard's record ids too (at most SHARD_ADMIN_IDS_MAX)")],
     body: None,
-    ok: &Obj(&[req("tenant", Id, ""), req("map", Map, "epoch and owner runs"), req("shards", Arr(&Map, l::SHARDS_MAX), "per shard: shard, buckets, records, sessions, fenced, ids"), opt("moving", Nullable(&Map), ""), opt("last_split", Nullable(&SHARD_REPORT), "")], true),
+    ok: &Obj(&[req("tenant", Id, ""), req("map", Map, "epoch and owner runs"), req("shards", Arr(&Map, l::SHARDS_MAX), "per shard: shard, buckets, records, sessions, fenced, ids"), opt("moving", Nullable(&Map), ""), opt("last_split", Nullable(&SHARD_REPORT), ""), opt("last_abort", Nullable(&ABORT_REPORT), "")], true),
+};
+
+const ABORT_REPORT: S = Obj(
+    &[
+        req("move_id", Int(1, i64::MAX), "the split aborted"),
+        req("from", Int(0, l::SHARDS_MAX as i64), "the shard that keeps its buckets"),
+        req("to", Int(1, l::SHARDS_MAX as i64), "the shard that dropped what it was sent"),
+        req("aborted", Bool, "always true"),
+        req("step", Str(16), "copy or fenced: where the split was"),
+        req("buckets", Int(1, l::SHARD_BUCKETS as i64), "the buckets that stay"),
+        req("items_copied", Int(0, i64::MAX), ""),
+        req("dropped", Int(0, i64::MAX), "items the new shard dropped"),
+        req("aborted_after_ms", Int(0, i64::MAX), "since the split began"),
+    ],
+    true,
+);
+
+pub const SHARDS_ABORT: Op = Op {
+    route: "admin/shards/abort",
+    method: "POST",
+    summary: "Abort the tenant's split in progress before its flip: the new shard drops what it was sent and the source lifts its fence (404 without a split in progress, 422 past the flip)",
+    path: &[],
+    query: &[opt("namespace", Id, "the tenant; default: the default namespace")],
+    body: None,
+    ok: &ABORT_REPORT,
 };
 
 pub const SHARDS_SPLIT: Op = Op {

@@ -1,12 +1,13 @@
-//! `GET /v1/admin/shards` and `POST /v1/admin/shards/split`: a sharded
-//! tenant's map, its shards' holdings and the split in progress, and a
-//! split on request.
+//! `GET /v1/admin/shards`, `POST /v1/admin/shards/split` and
+//! `POST /v1/admin/shards/abort`: a sharded tenant's map, its shards'
+//! holdings and the split in progress, a split on request, and the abort
+//! of a split not yet flipped.
 
 use serde::Deserialize;
 use serde_json::{json, Value};
 use worker::Env;
 
-use super::split::{step_call, SPLIT_PATH, STATUS_PATH};
+use super::split::{step_call, ABORT_PATH, SPLIT_PATH, STATUS_PATH};
 use super::{call, directory_name, initial_shards, map_for};
 use crate::api;
 use crate::core::auth::Principal;
@@ -53,6 +54,14 @@ pub async fn admin(env: &Env, dev: bool, principal: &Principal, method: &str, pa
             // The front's own cache follows at once.
             map_for(env, &tenant, Some(initial), true, now).await?;
             Ok(report)
+        }
+        ("POST", "/v1/admin/shards/abort") => {
+            let v = call(env, &directory_name(&tenant), ABORT_PATH, &json!({}), &[]).await?;
+            match v["refused"]["code"].as_str() {
+                None => Ok(v),
+                Some("not_found") => Err(Error::not_found("split in progress", tenant)),
+                Some(_) => Err(Error::invalid("split", v["refused"]["reason"].as_str().unwrap_or_default().to_owned())),
+            }
         }
         ("GET", "/v1/admin/shards") => {
             let ids = api::query_flag("ids", param("ids"))?;

@@ -43,8 +43,11 @@ pub const SPLIT_PATH: &str = "/_shard/split";
 pub const STATUS_PATH: &str = "/_shard/status";
 /// The prefix of a shard's steps of a split.
 pub const MOVE_PATH: &str = "/_shard/move/";
+/// A split aborted before its flip (admin).
+pub const ABORT_PATH: &str = "/_shard/abort";
 const MOVE_KEY: &str = "shard/move";
 const LAST_KEY: &str = "shard/last_move";
+const ABORTED_KEY: &str = "shard/last_abort";
 const WANT_KEY: &str = "shard/want";
 const FENCE_KEY: &str = "shard/fence";
 /// How soon the directory's alarm runs a move again after a crash, and a
@@ -160,7 +163,11 @@ pub async fn on_alarm(state: &State, env: &Env, lock: &Mutex<()>, now: Millis) -
     }
     let _held = lock.lock().await;
     if let Some(mv) = read::<Move>(state, MOVE_KEY).await? {
-        return drive(state, env, mv, None).await.map(Some);
+        // A test fault (dev mode) that keeps a split stuck, as a shard that
+        // keeps failing would, for the abort's tests.
+        let dev = super::super::env_string(env, "EDGEMEM_DEV_MODE").as_deref() == Some("1");
+        let stuck = super::super::env_string(env, "EDGEMEM_TEST_FAULT").filter(|f| dev && f == "split_stuck");
+        return drive(state, env, mv, stuck.as_deref()).await.map(Some);
     }
     // A directory has no store to wake.
     let Some(shard) = read::<Option<ShardId>>(state, WANT_KEY).await? else { return Ok(Some(Value::Null)) };
@@ -251,10 +258,11 @@ async fn round(env: &Env, mv: &mut Move) -> Result<usize> {
 
 /// Runs the move from its logged step to the end; answers its report.
 /// `fault` (dev mode, tests): `split_stop_{copy,fenced,flipped}` stops
-/// there, as a crash would, leaving the alarm to finish.
+/// there, as a crash would, leaving the alarm to finish; `split_stuck`
+/// stops under the fence every time, the alarm's runs too.
 async fn drive(state: &State, env: &Env, mut mv: Move, fault: Option<&str>) -> Result<Value> {
     let stop = |step: &str| -> Result<()> {
-        if fault == Some(&format!("split_stop_{step}")) {
+        if fault == Some(&format!("split_stop_{step}")) || (step == "fenced" && fault == Some("split_stuck")) {
             return Err(Error::Internal { detail: format!("test fault: the split stopped after {step}") });
         }
         Ok(())
@@ -310,15 +318,44 @@ async fn drive(state: &State, env: &Env, mut mv: Move, fault: Option<&str>) -> R
     Ok(report)
 }
 
+/// The directory's side of [`ABORT_PATH`]: a split not yet flipped is
+/// undone. The new shard drops what it was sent (it owns nothing under
+/// the map, and a later split may give its id to another move), then the
+/// source lifts its fence, then the move is forgotten; each step is
+/// idempotent, so an abort that fails part-way is finished by the same
+/// request again. A flipped split cannot be aborted: the new shard owns
+/// its buckets and may hold writes the source never saw.
+/// Answers `{"refused": error}` for a split that cannot be aborted (the
+/// front raises it: a call between objects carries only answers).
+pub async fn serve_abort(state: &State, env: &Env, lock: &Mutex<()>, now: Millis) -> Result<Value> {
+    let _held = lock.lock().await;
+    let Some(mv) = read::<Move>(state, MOVE_KEY).await? else { return Ok(json!({ "refused": { "code": "not_found" } })) };
+    if mv.step == Step::Flipped {
+        return Ok(json!({ "refused": { "code": "invalid_input", "reason": format!("split {} is past its flip: it finishes, and cannot be aborted", mv.id) } }));
+    }
+    let dropped = shard_call(env, &mv, mv.to, "drop", &json!({ "move_id": mv.id, "buckets": mv.buckets })).await?;
+    shard_call(env, &mv, mv.from, "unfence", &json!({ "move_id": mv.id })).await?;
+    let report = json!({
+        "move_id": mv.id, "from": mv.from, "to": mv.to, "reason": mv.reason, "aborted": true,
+        "step": mv.step, "buckets": mv.buckets.len(), "items_copied": mv.items, "rounds": mv.rounds,
+        "dropped": dropped["collected"], "aborted_after_ms": now.saturating_sub(mv.started_ms),
+    });
+    write(state, ABORTED_KEY, &report).await?;
+    state.storage().delete(MOVE_KEY).await.map_err(storage_error(MOVE_KEY))?;
+    Ok(report)
+}
+
 /// The directory's state for `GET /v1/admin/shards`.
 pub async fn status(state: &State) -> Result<Value> {
     let map: Option<ShardMap> = read(state, MAP_KEY).await?;
     let mv: Option<Move> = read(state, MOVE_KEY).await?;
     let last: Option<Value> = read(state, LAST_KEY).await?;
+    let aborted: Option<Value> = read(state, ABORTED_KEY).await?;
     Ok(json!({
         "map": map,
         "moving": mv.map(|m| json!({ "move_id": m.id, "from": m.from, "to": m.to, "step": m.step, "buckets": m.buckets.len() })),
         "last_split": last,
+        "last_abort": aborted,
     }))
 }
 
@@ -347,7 +384,7 @@ pub fn fenced(f: &Fence, r: &Routed) -> bool {
 }
 
 /// A shard's side of [`MOVE_PATH`]: `digest`, `items`, `import`,
-/// `fence`, `release`.
+/// `fence`, `release`, and an abort's `drop` and `unfence`.
 pub async fn serve_move(state: &State, store: &super::super::crypt::DoStore, fence_cell: &RefCell<Option<Option<Fence>>>, map_cell: &RefCell<Option<ShardMap>>, step: &str, body: &[u8], now: Millis) -> Result<Value> {
     match step {
         "digest" => api::moves::digest(store, &api::parse_json(body)?).await,
@@ -369,6 +406,29 @@ pub async fn serve_move(state: &State, store: &super::super::crypt::DoStore, fen
             write(state, FENCE_KEY, &f).await?;
             *fence_cell.borrow_mut() = Some(Some(f));
             Ok(json!({ "fenced": true }))
+        }
+        // An aborted split's: the new shard drops what it was sent; the
+        // source lifts the move's fence.
+        "drop" => {
+            #[derive(Deserialize)]
+            struct Drop {
+                buckets: Vec<Bucket>,
+            }
+            let d: Drop = api::parse_json(body)?;
+            Ok(json!({ "collected": api::moves::collect(store, &d.buckets, now).await? }))
+        }
+        "unfence" => {
+            #[derive(Deserialize)]
+            struct Unfence {
+                move_id: u64,
+            }
+            let u: Unfence = api::parse_json(body)?;
+            let lifted = fence(state, fence_cell).await?.is_some_and(|f| f.move_id == u.move_id);
+            if lifted {
+                state.storage().delete(FENCE_KEY).await.map_err(storage_error(FENCE_KEY))?;
+                *fence_cell.borrow_mut() = Some(None);
+            }
+            Ok(json!({ "lifted": lifted }))
         }
         "release" => {
             #[derive(Deserialize)]
