@@ -31,7 +31,9 @@ async function call(method, url, body) {
   const r = await fetch(url, { method, headers: body ? { "content-type": "application/json" } : {}, body: body ? JSON.stringify(body) : undefined });
   const text = await r.text();
   if (!r.ok) throw new Error(`${method} ${url}: ${r.status} ${text.slice(0, 300)}`);
-  return { json: JSON.parse(text), meter: meterOf(r.headers.get("x-edgemem-meter")) };
+  // An export is NDJSON.
+  const json = (r.headers.get("content-type") ?? "").includes("ndjson") ? null : JSON.parse(text);
+  return { json, meter: meterOf(r.headers.get("x-edgemem-meter")) };
 }
 
 async function measure(label, vars) {
@@ -50,12 +52,17 @@ async function measure(label, vars) {
       "tenant-wide hybrid search": () => call("POST", `${base}/search${ns}`, { text: sentence(2), search_mode: "hybrid", limit: 10 }),
       "get a record by id": () => call("GET", `${base}/r${next(RECORDS)}${ns}`),
       "create one record": (i) => call("POST", `${base}/${ns}`, { memories: [{ id: `w${label}-${i}`, user_id: `user-${next(USERS)}`, text: `${sentence(5)} written ${i}` }] }),
+      // A tenant-wide budget: every shard's part, one choice (a dry run).
+      "forget without a user (dry run)": () => call("POST", `${base}/forget${ns}&dry_run=true&limit=100`, { policy: { budget: RECORDS / 2 } }),
+      [`export (${RECORDS} records)`]: () => call("GET", `${dev.url}v1/export${ns}`),
     };
     for (const [name, op] of Object.entries(ops)) {
-      const sum = { do_calls: 0, tree_calls: 0, rows_read: 0, rows_written: 0 };
+      const sum = { do_calls: 0, tree_calls: 0, rows_read: 0, rows_written: 0, ms: 0 };
       for (let i = 0; i < SAMPLES; i++) {
+        const t0 = performance.now();
         const { meter } = await op(i);
-        for (const k of Object.keys(sum)) sum[k] += meter[k] ?? 0;
+        sum.ms += performance.now() - t0;
+        for (const k of Object.keys(sum).filter((k) => k !== "ms")) sum[k] += meter[k] ?? 0;
       }
       const mean = Object.fromEntries(Object.entries(sum).map(([k, v]) => [k, v / SAMPLES]));
       mean.dollars = PRICE.worker + PRICE.request * (mean.do_calls + mean.tree_calls) + PRICE.written * mean.rows_written + PRICE.read * mean.rows_read;
@@ -72,11 +79,11 @@ async function measure(label, vars) {
 const rows = [];
 for (const c of COUNTS) rows.push(await measure(c === "unsharded" ? "unsharded" : `${c} shards`, c === "unsharded" ? {} : { EDGEMEM_SHARDS_INITIAL: c }));
 console.log(`${RECORDS} records of ${USERS} users; ${SAMPLES} requests each; mean per request`);
-console.log("| operation | deployment | DO calls (front + tree) | rows read | rows written | $ per million |");
-console.log("|---|---|---:|---:|---:|---:|");
+console.log("| operation | deployment | DO calls (front + tree) | rows read | rows written | $ per million | mean ms (local) |");
+console.log("|---|---|---:|---:|---:|---:|---:|");
 for (const name of Object.keys(rows[0].ops)) {
   for (const r of rows) {
     const m = r.ops[name];
-    console.log(`| ${name} | ${r.label} | ${m.do_calls.toFixed(2)} + ${m.tree_calls.toFixed(2)} | ${m.rows_read.toFixed(2)} | ${m.rows_written.toFixed(2)} | ${m.dollars.toFixed(2)} |`);
+    console.log(`| ${name} | ${r.label} | ${m.do_calls.toFixed(2)} + ${m.tree_calls.toFixed(2)} | ${m.rows_read.toFixed(2)} | ${m.rows_written.toFixed(2)} | ${m.dollars.toFixed(2)} | ${m.ms.toFixed(1)} |`);
   }
 }

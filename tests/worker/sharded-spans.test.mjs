@@ -15,7 +15,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { workerPool } from "./miniflare.mjs";
-import { bucketOf, evenOwner } from "./split-check.mjs";
+import { bucketOf, evenOwner, held } from "./split-check.mjs";
 
 const SHARDS = 4;
 const start = workerPool();
@@ -185,18 +185,6 @@ function normal(text) {
       return canonical(v);
     })
     .sort();
-}
-
-async function held(w, tenant, shard) {
-  const ns = await w.mf.getDurableObjectNamespace("MEMORY");
-  const stub = ns.get(ns.idFromName(shard === 0 ? tenant : `__s/${tenant}/${shard}`));
-  const r = await stub.fetch("http://127.0.0.1/v1/long-term-memory/search", {
-    method: "POST",
-    headers: { "content-type": "application/json", "x-edgemem-shard": JSON.stringify({ tenant, shard, epoch: 1, home: true }), "x-edgemem-namespace": tenant, "x-edgemem-dev": "1" },
-    body: JSON.stringify({ text: "", limit: 100, recency_boost: false }),
-  });
-  assert.equal(r.status, 200, await r.clone().text());
-  return (await r.json()).memories.map((m) => m.id);
 }
 
 test("a sharded tenant exports one file that imports into one object, and imports one back shard by shard", async () => {

@@ -21,7 +21,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startWorker } from "./miniflare.mjs";
-import { bucketOf, evenOwner } from "./split-check.mjs";
+import { bucketOf, evenOwner, held } from "./split-check.mjs";
 
 const SHARDS = 4;
 const running = [];
@@ -59,19 +59,6 @@ function records(n) {
     if (next(5) > 0) m.user_id = `u${next(12)}`;
     return m;
   });
-}
-
-/** The ids one shard object holds, read from the object itself. */
-async function held(w, tenant, shard) {
-  const ns = await w.mf.getDurableObjectNamespace("MEMORY");
-  const stub = ns.get(ns.idFromName(shard === 0 ? tenant : `__s/${tenant}/${shard}`));
-  const r = await stub.fetch("http://127.0.0.1/v1/long-term-memory/search", {
-    method: "POST",
-    headers: { "content-type": "application/json", "x-edgemem-shard": JSON.stringify({ tenant, shard, epoch: 1, home: true }), "x-edgemem-namespace": tenant, "x-edgemem-dev": "1" },
-    body: JSON.stringify({ text: "", limit: 100, recency_boost: false }),
-  });
-  assert.equal(r.status, 200, await r.clone().text());
-  return (await r.json()).memories.map((m) => m.id);
 }
 
 const meter = (h) => Object.fromEntries((h ?? "").split(";").filter(Boolean).map((kv) => kv.trim().split("=")).map(([k, v]) => [k, Number(v)]));

@@ -45,3 +45,25 @@ export function checkPlacement(status, live, deleted, users) {
   return where;
 }
 
+
+/**
+ * A POST straight to shard `shard` of `tenant` (home-routed, dev mode), as
+ * the Worker's own calls to its objects are: for reading what one object
+ * holds, whether or not a map names it.
+ */
+export async function shardPost(mf, tenant, shard, path, body) {
+  const ns = await mf.getDurableObjectNamespace("MEMORY");
+  const stub = ns.get(ns.idFromName(shard === 0 ? tenant : `__s/${tenant}/${shard}`));
+  const r = await stub.fetch(`http://127.0.0.1${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-edgemem-shard": JSON.stringify({ tenant, shard, epoch: 1, home: true, write: false }), "x-edgemem-namespace": tenant, "x-edgemem-dev": "1" },
+    body: JSON.stringify(body),
+  });
+  assert.equal(r.status, 200, await r.clone().text());
+  return r.json();
+}
+
+/** The ids (at most 100) of the records one shard object holds. */
+export async function held(w, tenant, shard) {
+  return (await shardPost(w.mf, tenant, shard, "/v1/long-term-memory/search", { text: "", limit: 100, recency_boost: false })).memories.map((m) => m.id);
+}

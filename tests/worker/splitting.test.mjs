@@ -20,7 +20,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startWorker, workerPool } from "./miniflare.mjs";
-import { bucketOf, ownerIn, checkPlacement } from "./split-check.mjs";
+import { bucketOf, ownerIn, checkPlacement, shardPost } from "./split-check.mjs";
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -190,17 +190,7 @@ for (const step of ["copy", "fenced", "flipped"]) {
 }
 
 /** What shard `shard` of `tenant` holds, asked directly (it may be in no map). */
-async function heldBy(mf, tenant, shard) {
-  const ns = await mf.getDurableObjectNamespace("MEMORY");
-  const stub = ns.get(ns.idFromName(shard === 0 ? tenant : `__s/${tenant}/${shard}`));
-  const r = await stub.fetch("http://127.0.0.1/_shard/move/held", {
-    method: "POST",
-    headers: { "content-type": "application/json", "x-edgemem-shard": JSON.stringify({ tenant, shard, epoch: 1, home: true, write: false }), "x-edgemem-namespace": tenant, "x-edgemem-dev": "1" },
-    body: "{}",
-  });
-  assert.equal(r.status, 200, await r.clone().text());
-  return r.json();
-}
+const heldBy = (mf, tenant, shard) => shardPost(mf, tenant, shard, "/_shard/move/held", {});
 
 test("a split stuck under its fence is aborted, and a later split places everything once", async () => {
   const dir = mkdtempSync(join(tmpdir(), "edgemem-abort-"));
