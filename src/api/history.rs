@@ -367,13 +367,9 @@ enum Messages<'a> {
     Value(&'a Value),
 }
 
-/// `POST /v1/prompt`: the messages in the requested vendor shape plus the
-/// report, written as UTF-8 JSON once; or, `as: "plan"`, what to send by reference.
-pub async fn prompt_route<B: Backend>(store: &Store<B>, services: &dyn Services, body: &[u8], now: Millis) -> Result<Response> {
-    prompt_answer(store, services, parse_json(body)?, now).await
-}
-
-/// [`prompt_route`] for a body already read.
+/// `POST /v1/prompt` for its body, read: the messages in the requested
+/// vendor shape plus the report, written as UTF-8 JSON once; or, `as:
+/// "plan"`, what to send by reference.
 pub async fn prompt_answer<B: Backend>(store: &Store<B>, services: &dyn Services, body: PromptBody, now: Millis) -> Result<Response> {
     let plan = match body.shape.as_deref() {
         None | Some("object") => false,

@@ -240,7 +240,7 @@ pub async fn route<B: Backend>(store: &Store<B>, req: &Request<'_>, ctx: &mut Ct
         (["schemas", rest @ ..], _) => agent_state::schemas_route(store, req, ctx.now, rest).await.map(Response::ok),
         (["working-memory", id, "data", "migrate"], "POST") => agent_state::migrate_session_route(store, req, ctx.now, id).await.map(Response::ok),
         (["agents", agent, rest @ ..], _) => agents::route(store, req, ctx.now, ctx.random, ctx.services, agent, rest).await.map(Response::ok),
-        (["prompt"], "POST") => history::prompt_route(store, ctx.services, req.body, ctx.now).await,
+        (["prompt"], "POST") => history::prompt_answer(store, ctx.services, parse_json(req.body)?, ctx.now).await,
         (["memory", "prompt"], "POST") => memory_prompt_route(store, ctx, req.body, None).await,
         (["tools", "schemas"], "GET") => {
             let agent = req.param("agent_id").map(str::to_owned);
