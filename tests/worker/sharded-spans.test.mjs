@@ -266,3 +266,27 @@ test("a sharded tenant exports one file that imports into one object, and import
   assert.equal(mixed.status, 409, mixed.text);
   assert.equal((await sharded.call("GET", "/v1/stats?namespace=bk5")).json.long_term_memories, 0, "no shard imported");
 });
+
+test("a tenant of one shard exports, imports and forgets as one object does, in one call", async () => {
+  const one = await start({ EDGEMEM_SHARDS_INITIAL: "1" });
+  const ns = "?namespace=solo";
+  const recs = records().slice(0, 20);
+  assert.equal((await one.call("POST", `/v1/long-term-memory/${ns}`, { memories: recs })).status, 200);
+  const calls = (r) => Number(/do_calls=(\d+)/.exec(r.headers.get("x-edgemem-meter"))[1]);
+  const out = await one.call("GET", `/v1/export${ns}&vectors=f32`);
+  assert.equal(out.status, 200, out.text);
+  assert.equal(calls(out), 1, "the shard's export, passed on");
+  // Passed on as written: the exporter's own line order (sessions, then the
+  // key counter, then records by key), which a merge would not keep byte for byte.
+  const kinds = out.text.split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l).type ?? "header");
+  assert.deepEqual(kinds.slice(0, 3), ["header", "longterm", "memory"]);
+  const forget = await one.call("POST", `/v1/long-term-memory/forget${ns}&dry_run=true`, { policy: { budget: 5 } });
+  assert.equal(forget.status, 200, forget.text);
+  assert.equal(calls(forget), 1);
+  // Pinned records are spared; of the rest, all but the budget's 5 go.
+  assert.equal(forget.json.deleted, recs.filter((m) => !m.pinned).length - 5);
+  const into = await one.call("POST", "/v1/import?namespace=solo2", out.text, { "content-type": "application/x-ndjson" });
+  assert.equal(into.status, 200, into.text);
+  assert.equal(into.json.shards, undefined, "one object's answer");
+  assert.equal(into.json.memories, recs.length);
+});

@@ -24,8 +24,12 @@ use crate::core::shard::{ShardId, ShardMap};
 /// A shard's check of its part of an import, before any shard imports.
 pub const IMPORT_CHECK_PATH: &str = "/_shard/import-check";
 
-/// `GET /v1/export` of a sharded tenant.
+/// `GET /v1/export` of a sharded tenant (one shard: its export as it is).
 pub(super) async fn export(s: &Sharded<'_>, map: &ShardMap, epoch: u64) -> Result<Answer> {
+    // One shard holds everything: its export, byte for byte as unsharded.
+    if let [only] = map.shards()[..] {
+        return s.send(only, &Routed { write: false, ..s.routed(only, epoch, Vec::new()) }, Method::Get, s.forward.url.as_str(), &[]).await;
+    }
     let mut texts: Vec<(ShardId, String)> = Vec::new();
     let mut total = 0usize;
     for shard in map.shards() {
@@ -45,10 +49,14 @@ pub(super) async fn export(s: &Sharded<'_>, map: &ShardMap, epoch: u64) -> Resul
     Ok(Answer { status: 200, content_type: Some("application/x-ndjson".into()), meter: None, body: text.into_bytes() })
 }
 
-/// `POST /v1/import` into a sharded tenant. Answers as one object does
+/// `POST /v1/import` into a sharded tenant (one shard: as unsharded, the
+/// request passed on). Answers as one object does
 /// (`{status, imported, sessions, memories, last_seq}`, home's privacy
 /// report), the counts summed, and each shard's own answer under `shards`.
 pub(super) async fn import(s: &Sharded<'_>, map: &ShardMap, epoch: u64) -> Result<Answer> {
+    if let [only] = map.shards()[..] {
+        return s.pass(only, &s.routed(only, epoch, Vec::new())).await;
+    }
     let text = std::str::from_utf8(&s.forward.body).map_err(|_| Error::invalid("body", "must be UTF-8 NDJSON"))?;
     let key = s.privacy()?;
     let parts = export_shard::split(text, &Owners { map, key: key.as_ref() })?;
