@@ -55,6 +55,14 @@ async function measure(label, vars) {
       // A tenant-wide budget: every shard's part, one choice (a dry run).
       "forget without a user (dry run)": () => call("POST", `${base}/forget${ns}&dry_run=true&limit=100`, { policy: { budget: RECORDS / 2 } }),
       [`export (${RECORDS} records)`]: () => call("GET", `${dev.url}v1/export${ns}`),
+      // Home asks every other shard for events it has not relayed: its own
+      // calls, counted as the tree's.
+      "change feed page": async () => {
+        const r = await call("GET", `${dev.url}v1/events${ns}`);
+        r.meter.tree_calls = r.meter.object_calls ?? 0;
+        return r;
+      },
+      [`publish (${RECORDS} records)`]: () => call("POST", `${dev.url}v1/snapshots/publish${ns}`),
     };
     for (const [name, op] of Object.entries(ops)) {
       const sum = { do_calls: 0, tree_calls: 0, rows_read: 0, rows_written: 0, ms: 0 };

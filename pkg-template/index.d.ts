@@ -294,6 +294,9 @@ export const LIMITS: {
   readonly FEED_SUBSCRIBER_BUFFER_BYTES_MAX: 1048576;
   readonly FEED_ACK_MARKS_MAX: 32;
   readonly FEED_CLIENT_MESSAGE_BYTES_MAX: 256;
+  readonly FEED_RELAY_EVENTS_MAX: 1000;
+  readonly FEED_RELAY_ROUNDS_MAX: 8;
+  readonly FEED_RELAY_QUIET_TRUST_MS: 60000;
   readonly SERVICES_MAX: 64;
   readonly SERVICE_NAME_BYTES_MAX: 64;
   readonly SERVICE_TTL_SECONDS_MAX: 604800;
@@ -921,7 +924,8 @@ export type FeedKind =
   | "summary_view.source_changed"
   | "task.updated"
   | "shard.moved_in"
-  | "shard.moved_out";
+  | "shard.moved_out"
+  | "shard.events_lost";
 // </generated FeedKind>
 
 /** One committed change: ids and counts, never bodies. */

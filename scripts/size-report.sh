@@ -95,10 +95,21 @@
 # reading stack traces): 1,919,300, and the budget is lowered to 1,960,000.
 # Export and import across shards and the abort of a split then took it
 # to 1,944,205.
+# Issue 21's change feed across shards (the relay op, which every store
+# must be able to read, with home's marks in its snapshot; in the Worker
+# the pull before a page or subscriber, the shards' push after writes, the
+# front passing home's WebSocket on) and publishing across shards (every
+# shard's export merged and published by home; the snapshot publish split
+# out of the store so a merged state publishes through the same code) took
+# them to 1,400,263 / 1,974,184: raised to 1,410,000 / 1,990,000, a
+# decision recorded here and in the issue's note. The op's log form is a
+# tuple (one sequence visitor) and home's marks reuse the map type the
+# engine already had, which kept about 2 KB out of npm; two builds of the
+# same sources differed by 195 bytes gzip (same raw size).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-NPM_WASM_GZIP_BYTES_MAX=1400000
-WORKER_GZIP_BYTES_MAX=1960000
+NPM_WASM_GZIP_BYTES_MAX=1410000
+WORKER_GZIP_BYTES_MAX=1990000
 
 gz() { gzip -9c "$@" | wc -c; }
 npm_raw=$(wc -c < pkg/edgemem_bg.wasm)

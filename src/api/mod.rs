@@ -13,6 +13,7 @@ pub mod decisions;
 pub mod episodes;
 pub mod export;
 pub mod external_index;
+pub mod feed_relay;
 pub mod extraction;
 pub mod service_cache;
 pub mod history;

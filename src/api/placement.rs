@@ -71,6 +71,8 @@ pub enum Placement {
     /// ([`crate::core::engine::export_shard::split`]), checked by every
     /// shard, then imported by each.
     Import,
+    /// Publishing: every shard's state merged into one replica.
+    Publish,
     /// Must span shards in a way not built yet: refused with `not_sharded`.
     NotYet,
 }
@@ -106,8 +108,10 @@ pub fn placement(route: &Route, method: &str) -> Placement {
         ("stats", "GET") | ("long-term-memory/reembed", "POST") | ("encryption", "GET") | ("encryption/rotate", "POST") => EveryShard,
         ("export", "GET") => Export,
         ("import", "POST") => Import,
-        // Tenant-wide reads and writes that need an orchestrator: the
-        // change feed, publishing.
+        // Home's log is the tenant's feed: other shards relay their events
+        // into it (`worker::shard::feed`).
+        ("events", "GET") => Home,
+        ("snapshots/publish", "POST") => Publish,
         _ => NotYet,
     }
 }
@@ -236,9 +240,8 @@ mod tests {
         assert_eq!(place("POST", "/v1/long-term-memory/reembed"), EveryShard);
         assert_eq!(place("GET", "/v1/export"), Export);
         assert_eq!(place("POST", "/v1/import"), Import);
-        for (m, p) in [("GET", "/v1/events"), ("POST", "/v1/snapshots/publish")] {
-            assert_eq!(place(m, p), NotYet, "{m} {p}");
-        }
+        assert_eq!(place("GET", "/v1/events"), Home);
+        assert_eq!(place("POST", "/v1/snapshots/publish"), Publish);
     }
 
     #[test]

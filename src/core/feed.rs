@@ -22,12 +22,13 @@ use crate::core::service_cache::ServiceOp;
 use crate::core::summary_views::SummaryViewOp;
 use crate::core::time::Millis;
 
+pub mod relay;
 mod subscription;
 pub use subscription::{resync_notice, Offer, Subscription, CLOSE_SLOW_CONSUMER};
 
 /// Every event kind, `area.verb`. The list is closed: `index.d.ts` and the
 /// `kinds` filter are checked against it.
-pub const KINDS: [&str; 52] = [
+pub const KINDS: [&str; 53] = [
     "working_memory.updated",
     "working_memory.created",
     "working_memory.appended",
@@ -80,6 +81,7 @@ pub const KINDS: [&str; 52] = [
     "task.updated",
     "shard.moved_in",
     "shard.moved_out",
+    "shard.events_lost",
 ];
 
 /// One change. `key` names the thing changed (a session, agent, account,
@@ -180,6 +182,7 @@ pub fn event_of(seq: u64, entry: &LogEntry) -> FeedEvent {
         },
         Op::MoveIn { move_id, items, remove, .. } => e("shard.moved_in", &move_id.to_string()).counted(items.len() + remove.len()),
         Op::MoveOut { keys } => e("shard.moved_out", "").counted(keys.len()),
+        Op::FeedRelay(relayed) => relayed.event(seq),
         Op::Service(s) => match s {
             ServiceOp::Register { service, .. } => e("service_cache.registered", service),
             ServiceOp::Put { agent_id, service, written: false, .. } => e("service_cache.refreshed", agent_id).many([service.as_str()].into_iter()),

@@ -575,6 +575,16 @@ limits! {
     pub const FEED_ACK_MARKS_MAX: usize = 32;
     /// One message a subscriber sends (an ack).
     pub const FEED_CLIENT_MESSAGE_BYTES_MAX: usize = 256;
+    /// Events of one shard in one relay to its tenant's home (issue 21):
+    /// a shard with more sends them in rounds.
+    pub const FEED_RELAY_EVENTS_MAX: usize = 1_000;
+    /// Relay rounds one shard runs, or home runs with one shard, in one
+    /// request: what is left waits for the next write or read.
+    pub const FEED_RELAY_ROUNDS_MAX: usize = 8;
+    /// How long a shard, told by home that nobody follows the feed live,
+    /// stops relaying after its writes (home pulls when a page is read or a
+    /// subscriber arrives, and a subscriber's arrival tells every shard).
+    pub const FEED_RELAY_QUIET_TRUST_MS: u64 = 60_000;
 
     // ---- Service-state cache (issue 11, point 3) ----
 

@@ -43,7 +43,7 @@ mod test_cipher;
 pub use backend::{get_each, Backend, Durability, KeyRange};
 pub use flights::{Flights, Leader, Turn};
 pub use memory::MemoryBackend;
-pub use rotate::Rotation;
+pub use rotate::{publish_snapshot_sealed, Rotation};
 pub use sealed::{validate_key_id, Cipher, Header as CryptHeader, Kdf, Key, Sealed};
 #[cfg(test)]
 pub(crate) use test_cipher::TestCipher;
@@ -441,27 +441,34 @@ impl<B: Backend> Store<B> {
         let mut inner = self.inner.lock().await;
         inner.heal().await?;
         let bytes = inner.engine.encode_snapshot()?;
-        let prefix = &config.key_prefix;
-        // An unreadable head names no chunks: the probe below finds them.
-        let prev = target.get(&keys::head_key(prefix)).await?.and_then(|b| Head::decode(&b).ok());
-        let head = Head { gen: next_gen(prev)?, chunk_count: 0, snapshot_bytes: bytes.len() as u64, last_seq: inner.engine.last_seq() };
-        let (head, retired) = write_snapshot(target, config, head, &bytes, false).await.map_err(|e| match e {
-            SnapshotWriteError::Chunks(e) | SnapshotWriteError::Head(e) => e,
-        })?;
-        // Free the encoding before the sweep, which may read a repair page.
-        drop(bytes);
-        // A mirror holds no log, and this store keeps no memory of it between
-        // calls: it deletes the retired generation by name, then probes (one
-        // key per range, nothing on a clean mirror) for what a crashed
-        // publish left. A commit with transactions already deleted both.
-        if !retired {
-            sweep::retire(target, prefix, prev, head, 0).await?;
-            if sweep::leftovers(target, prefix, Some(head), false).await? {
-                sweep::repair(target, prefix, Some(head), false).await?;
-            }
-        }
-        Ok(StoreStats { last_seq: head.last_seq, log_records_since_snapshot: 0, snapshot_gen: head.gen, snapshot_bytes: head.snapshot_bytes, log_bytes_since_snapshot: 0 })
+        publish_snapshot(target, config, bytes, inner.engine.last_seq()).await
     }
+}
+
+/// Writes a snapshot's `bytes` (of state up to `last_seq`) to `target`
+/// under `config.key_prefix`, as [`Store::publish`] does: a store's own
+/// state, or one assembled elsewhere (a sharded tenant's, merged).
+pub async fn publish_snapshot<T: Backend>(target: &T, config: &StoreConfig, bytes: Vec<u8>, last_seq: u64) -> Result<StoreStats> {
+    let prefix = &config.key_prefix;
+    // An unreadable head names no chunks: the probe below finds them.
+    let prev = target.get(&keys::head_key(prefix)).await?.and_then(|b| Head::decode(&b).ok());
+    let head = Head { gen: next_gen(prev)?, chunk_count: 0, snapshot_bytes: bytes.len() as u64, last_seq };
+    let (head, retired) = write_snapshot(target, config, head, &bytes, false).await.map_err(|e| match e {
+        SnapshotWriteError::Chunks(e) | SnapshotWriteError::Head(e) => e,
+    })?;
+    // Free the encoding before the sweep, which may read a repair page.
+    drop(bytes);
+    // A mirror holds no log, and this store keeps no memory of it between
+    // calls: it deletes the retired generation by name, then probes (one
+    // key per range, nothing on a clean mirror) for what a crashed
+    // publish left. A commit with transactions already deleted both.
+    if !retired {
+        sweep::retire(target, prefix, prev, head, 0).await?;
+        if sweep::leftovers(target, prefix, Some(head), false).await? {
+            sweep::repair(target, prefix, Some(head), false).await?;
+        }
+    }
+    Ok(StoreStats { last_seq: head.last_seq, log_records_since_snapshot: 0, snapshot_gen: head.gen, snapshot_bytes: head.snapshot_bytes, log_bytes_since_snapshot: 0 })
 }
 
 impl Store<MemoryBackend> {

@@ -64,16 +64,7 @@ impl<B: Backend, C: Cipher> Store<Sealed<B, C>> {
     /// is sealed under the target's first key from this generation on (its
     /// older, plaintext or other-key generation is retired by the publish).
     pub async fn publish_sealed<T: Backend, D: Cipher>(&self, target: &Sealed<T, D>, config: &StoreConfig) -> Result<super::StoreStats> {
-        if target.rotation_due() {
-            let gen = match target.inner().get(&super::keys::head_key(&config.key_prefix)).await? {
-                Some(bytes) => crate::core::codec::Head::decode(&bytes).ok().map(|h| h.gen),
-                None => None,
-            };
-            target.begin_rotation(0, gen).await?;
-        }
-        let stats = self.publish(target, config).await?;
-        target.end_rotation().await?;
-        Ok(stats)
+        sealed_publish(target, config, self.publish(target, config)).await
     }
 
     /// A key like the current one (`None`: a plaintext store).
@@ -114,4 +105,26 @@ impl<B: Backend, C: Cipher> Inner<Sealed<B, C>> {
         let key_id = self.backend.key_id().ok_or_else(|| Error::Internal { detail: "no key after a rotation".into() })?;
         Ok(Rotation { key_id, leftovers: self.repair_due })
     }
+}
+
+/// Runs `publish` to a sealed `target` with the target's key switch
+/// around it (see [`Store::publish_sealed`]).
+async fn sealed_publish<T: Backend, D: Cipher>(target: &Sealed<T, D>, config: &StoreConfig, publish: impl std::future::Future<Output = Result<super::StoreStats>>) -> Result<super::StoreStats> {
+    if target.rotation_due() {
+        let gen = match target.inner().get(&super::keys::head_key(&config.key_prefix)).await? {
+            Some(bytes) => crate::core::codec::Head::decode(&bytes).ok().map(|h| h.gen),
+            None => None,
+        };
+        target.begin_rotation(0, gen).await?;
+    }
+    let stats = publish.await?;
+    target.end_rotation().await?;
+    Ok(stats)
+}
+
+/// [`Store::publish_sealed`] of a snapshot assembled elsewhere (a sharded
+/// tenant's merged state): `bytes` of state up to `last_seq`.
+pub async fn publish_snapshot_sealed<T: Backend, D: Cipher>(target: &Sealed<T, D>, config: &StoreConfig, bytes: Vec<u8>, last_seq: u64) -> Result<super::StoreStats> {
+    config.validate()?;
+    sealed_publish(target, config, super::publish_snapshot(target, config, bytes, last_seq)).await
 }

@@ -74,7 +74,8 @@ impl Hub {
         Box::new(move |e| hub.deliver(e))
     }
 
-    fn subscribers(&self) -> usize {
+    /// Live subscribers (WebSockets and event streams).
+    pub fn subscribers(&self) -> usize {
         self.state.get_websockets().len() + self.streams.borrow().len()
     }
 

@@ -326,6 +326,9 @@ pub(super) async fn dispatch(env: &Env, settings: &auth::Settings, principal: &P
             let stub = super::object_stub(env, &object_name).map_err(w)?;
             stub.fetch_with_request(inner).await.map_err(w)?
         }
+        // The change feed may be a WebSocket or a stream: home's response
+        // as it is.
+        Some(initial) if method == Method::Get && path == "/v1/events" => shard::feed::open(env, &object_name, &base, &url, initial, now).await?,
         Some(initial) => {
             let forward = Forward { method: method.clone(), url: url.clone(), query, body, bound: None, pass: Vec::new() };
             Box::pin(shard::dispatch(shard::Sharded { env, settings, tenant: object_name.clone(), forward, base, initial, now, write: true })).await?

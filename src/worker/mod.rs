@@ -14,6 +14,7 @@ mod fanout;
 mod feed;
 mod front;
 mod mcp;
+mod object_alarm;
 mod object_shard;
 mod publish;
 mod routing;
@@ -233,6 +234,10 @@ pub struct MemoryObject {
     split_asked: Cell<Millis>,
     /// When this shard last told home of a long-term change ([`shard::views`]).
     views_trust: Cell<shard::views::Trust>,
+    /// At home: one shard's feed relayed at a time; elsewhere: this
+    /// shard's relaying ([`shard::feed`]).
+    feed_lock: Mutex<()>,
+    feed_relaying: Cell<shard::feed::Relaying>,
 }
 
 impl MemoryObject {
@@ -369,6 +374,9 @@ impl MemoryObject {
             }
         }
         if routed.is_some() {
+            if let Some(v) = self.serve_feed(url.path(), &store, &body).await {
+                return json_response(api::Response { status: 200, body: v?, raw: None, content_type: None }).map_err(w);
+            }
             if let Some(v) = shard::views::serve(url.path(), &store, &body, now_ms()).await {
                 let v = v?;
                 // Home, told of a change: its continuous views may be due.
@@ -394,8 +402,15 @@ impl MemoryObject {
         if method == Method::Post && url.path() == "/v1/snapshots/publish" {
             return publish::publish(&self.env, &store, namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE)).await;
         }
+        if routed.as_ref().is_some_and(|r| r.shard == 0) && url.path() == shard::PUBLISH_PATH {
+            return publish::publish_merged(&self.env, &store, namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE), &body).await;
+        }
         let query = api::parse_query(url.query().unwrap_or(""));
         if method == Method::Get && url.path() == "/v1/events" {
+            if let Some(r) = routed.as_ref().filter(|r| r.shard == 0) {
+                let live = req.headers().get("upgrade").map_err(w)?.is_some() || req.headers().get("accept").map_err(w)?.is_some_and(|a| a.contains("text/event-stream"));
+                self.pull_feed(&store, r, pass.clone(), live).await;
+            }
             if let Some(live) = self.hub.open(&store, req, &query).await? {
                 return Ok(live);
             }
@@ -432,7 +447,10 @@ impl MemoryObject {
             self.alarm_at.set(None);
             // The right to be forgotten reaches the KV replica too: a
             // published snapshot is replaced (its old generation retired).
-            publish::republish_if_published(&self.env, &store, namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE)).await?;
+            // A sharded tenant's is all shards' state: its front publishes.
+            if routed.is_none() {
+                publish::republish_if_published(&self.env, &store, namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE)).await?;
+            }
         }
         // A read-through GET of a service's state writes too.
         if (method != Method::Get || url.path().starts_with("/v1/services/")) && resp.status == 200 {
@@ -499,7 +517,7 @@ fn privacy_key(env: &Env, namespace: &str, dev: bool) -> Result<Option<crate::co
 impl DurableObject for MemoryObject {
     fn new(state: State, env: Env) -> Self {
         let state = Rc::new(state);
-        MemoryObject { hub: Rc::new(feed::Hub::new(state.clone())), state, env, store: Mutex::new(None), wake_due: Cell::new(false), keys: auth::KeyDirectory::default(), alarm_at: Cell::new(None), meter: Rc::new(sql::Meter::default()), wiped: Rc::new(Cell::new(false)), shard_map: RefCell::new(None), map_lock: Mutex::new(()), shard_self: RefCell::new(None), hand_over_from: Cell::new(0), shard_fence: RefCell::new(None), split_lock: Mutex::new(()), split_asked: Cell::new(0), views_trust: Cell::new(Default::default()) }
+        MemoryObject { hub: Rc::new(feed::Hub::new(state.clone())), state, env, store: Mutex::new(None), wake_due: Cell::new(false), keys: auth::KeyDirectory::default(), alarm_at: Cell::new(None), meter: Rc::new(sql::Meter::default()), wiped: Rc::new(Cell::new(false)), shard_map: RefCell::new(None), map_lock: Mutex::new(()), shard_self: RefCell::new(None), hand_over_from: Cell::new(0), shard_fence: RefCell::new(None), split_lock: Mutex::new(()), split_asked: Cell::new(0), views_trust: Cell::new(Default::default()), feed_lock: Mutex::new(()), feed_relaying: Cell::new(Default::default()) }
     }
 
     async fn fetch(&self, mut req: Request) -> WResult<Response> {
@@ -525,72 +543,6 @@ impl DurableObject for MemoryObject {
     }
 
     async fn alarm(&self) -> WResult<Response> {
-        // A tenant's directory: a split to run, or to run again after a crash.
-        match shard::split::on_alarm(&self.state, &self.env, &self.split_lock, now_ms()).await {
-            Ok(Some(_)) => return Response::ok("split"),
-            Ok(None) => {}
-            Err(e) => {
-                worker::console_error!("edgemem: a split stopped, retried soon: {e}");
-                let at = now_ms() + shard::split::RETRY_MS;
-                let _ = self.state.storage().set_alarm(worker::ScheduledTime::new(js_sys::Date::new(&(at as f64).into()))).await;
-                return Response::ok("split deferred");
-            }
-        }
-        // A fenced shard waits for its split's release: no expiry or
-        // extraction on buckets that are moving.
-        if matches!(shard::split::fence(&self.state, &self.shard_fence).await, Ok(Some(_))) {
-            let at = now_ms() + shard::split::RETRY_MS;
-            self.alarm_at.set(Some(at));
-            let _ = self.state.storage().set_alarm(worker::ScheduledTime::new(js_sys::Date::new(&(at as f64).into()))).await;
-            return Response::ok("fenced");
-        }
-        let run = async {
-            // The key held in memory serves the alarm; without one, only a
-            // plaintext tenant opens.
-            let cached = self.store.lock().await.as_ref().map(|t| t.store.clone());
-            let opened = match cached {
-                Some(store) => Ok(Some(store)),
-                None => self.store(&RequestKeys::default(), false, None).await,
-            };
-            let store = match opened {
-                Ok(Some(store)) => store,
-                // An object whose erasure was interrupted waits for a
-                // request naming its stash; that request re-arms the alarm.
-                Ok(None) => {
-                    self.alarm_at.set(None);
-                    self.wake_due.set(true);
-                    return Ok(false);
-                }
-                // A sealed tenant whose key is not in memory: expiry and
-                // background work wait for the next keyed request (reads
-                // already hide expired sessions). Not an error, which the
-                // runtime would retry.
-                Err(Error::KeyRequired { .. }) => {
-                    self.alarm_at.set(None);
-                    self.wake_due.set(true);
-                    return Ok(false);
-                }
-                Err(e) => return Err(e),
-            };
-            self.alarm_at.set(None);
-            // A sharded tenant's home gathers its continuous views' runs;
-            // another shard tells home what its extraction changed.
-            let me = shard::known_self(&self.state, &self.shard_self).await?;
-            let scope = me.as_ref().filter(|m| m.shard == 0).map(|m| shard::views::Scope { tenant: m.tenant.clone(), headers: m.headers(), meter: self.meter.clone() });
-            let services = services::WorkerServices { env: &self.env, shards: scope };
-            let ltm_before = store.read(|e| e.summary_views().ltm_version()).await?;
-            let next = api::wake(&store, &services, now_ms()).await?;
-            // Background extraction may have made records of other shards' users.
-            Box::pin(self.hand_over(&store, &[])).await;
-            if let Some(m) = me.filter(|m| m.shard != 0) {
-                self.tell_home(&store, &m.tenant, m.headers(), Some(ltm_before)).await;
-            }
-            self.schedule(next).await.map(|()| true)
-        };
-        match run.await {
-            Ok(true) => Response::ok("expired"),
-            Ok(false) => Response::ok("deferred"),
-            Err(e) => Err(worker::Error::RustError(e.to_string())),
-        }
+        self.wake().await
     }
 }

@@ -47,7 +47,36 @@ impl MemoryObject {
     pub(super) async fn after_write(&self, store: &DoStore, tenant: &str, keys: &[(String, String)], headers: Vec<(String, String)>, ltm_before: Option<u64>) {
         Box::pin(self.hand_over(store, keys)).await;
         self.maybe_split(store).await;
-        self.tell_home(store, tenant, headers, ltm_before).await;
+        self.tell_home(store, tenant, headers.clone(), ltm_before).await;
+        self.relay_feed(store, headers).await;
+    }
+
+    /// A shard other than home sends home its new change-feed events
+    /// ([`shard::feed::Relayer`]).
+    pub(super) async fn relay_feed(&self, store: &DoStore, headers: Vec<(String, String)>) {
+        let Ok(Some(me)) = shard::known_self(&self.state, &self.shard_self).await else { return };
+        if me.shard == 0 {
+            return;
+        }
+        shard::feed::Relayer { env: &self.env, tenant: &me.tenant, shard: me.shard, headers, relaying: &self.feed_relaying, meter: &self.meter }.push(store, now_ms()).await;
+    }
+
+    /// The change feed's internal paths: home taking a shard's events, a
+    /// shard asked for its events by home. `None` for any other path.
+    pub(super) async fn serve_feed(&self, path: &str, store: &DoStore, body: &[u8]) -> Option<Result<Value, Error>> {
+        match path {
+            shard::feed::RELAY_PATH => Some(shard::feed::serve_relay(store, &self.feed_lock, body, self.hub.subscribers() > 0, now_ms()).await),
+            shard::feed::PULL_PATH => Some(shard::feed::serve_pull(store, &self.feed_relaying, body).await),
+            _ => None,
+        }
+    }
+
+    /// Home, before it answers `GET /v1/events`: every other shard's
+    /// events are in its feed (`live`: a subscriber opens, so shards push
+    /// from now on).
+    pub(super) async fn pull_feed(&self, store: &DoStore, routed: &shard::Routed, headers: Vec<(String, String)>, live: bool) {
+        let scope = shard::views::Scope { tenant: routed.tenant.clone(), headers, meter: self.meter.clone() };
+        shard::feed::pull_all(&self.env, &scope, store, &self.feed_lock, live, now_ms()).await;
     }
 
     /// Tells home of a change to long-term memory since `ltm_before`

@@ -30,6 +30,26 @@ pub(super) async fn publish(env: &Env, store: &DoStore, namespace: &str) -> Resu
         .map_err(|_| Error::not_found("binding", SNAPSHOTS_BINDING))?;
     let config = StoreConfig { key_prefix: format!("{namespace}/"), ..StoreConfig::default() };
     let stats = publish_to(store, KvBackend { kv }, &config).await?;
+    answer(&stats, &config)
+}
+
+/// Home of a sharded tenant: publishes the state its shards' merged
+/// export describes (`body`, with vectors), as one replica under the
+/// namespace's prefix, sealed as this store is.
+pub(super) async fn publish_merged(env: &Env, store: &DoStore, namespace: &str, body: &[u8]) -> Result<Response, Error> {
+    let kv = env.kv(SNAPSHOTS_BINDING).map_err(|_| Error::not_found("binding", SNAPSHOTS_BINDING))?;
+    let config = StoreConfig { key_prefix: format!("{namespace}/"), ..StoreConfig::default() };
+    let engine = api::export::engine_of(store, body).await?;
+    let (bytes, last_seq) = (engine.encode_snapshot()?, engine.last_seq());
+    drop(engine);
+    let stats = match store.current_key().await {
+        None => crate::store::publish_snapshot_sealed(&Sealed::<_, crate::webcrypto::WebCipher>::passthrough(KvBackend { kv }), &config, bytes, last_seq).await?,
+        Some(key) => crate::store::publish_snapshot_sealed(&Sealed::for_publish(KvBackend { kv }, &config.key_prefix, key).await?, &config, bytes, last_seq).await?,
+    };
+    answer(&stats, &config)
+}
+
+fn answer(stats: &crate::store::StoreStats, config: &StoreConfig) -> Result<Response, Error> {
     let body = serde_json::json!({ "snapshot_gen": stats.snapshot_gen, "snapshot_bytes": stats.snapshot_bytes, "last_seq": stats.last_seq, "key_prefix": config.key_prefix });
     json_response(api::Response { status: 200, body, raw: None, content_type: None }).map_err(|e| Error::Internal { detail: e.to_string() })
 }

@@ -14,6 +14,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
+import { Memory, KVStore } from "edgemem";
 import { workerPool } from "./miniflare.mjs";
 import { bucketOf, evenOwner, held } from "./split-check.mjs";
 
@@ -289,4 +290,41 @@ test("a tenant of one shard exports, imports and forgets as one object does, in 
   assert.equal(into.status, 200, into.text);
   assert.equal(into.json.shards, undefined, "one object's answer");
   assert.equal(into.json.memories, recs.length);
+});
+
+test("publishing a sharded tenant writes one replica the npm package opens, holding every shard's state; an erasure publishes it again", async () => {
+  const sharded = await start({ EDGEMEM_SHARDS_INITIAL: String(SHARDS) });
+  const single = await start({});
+  const ns = "pub1";
+  const recs = records();
+  const replicas = [];
+  for (const w of [sharded, single]) {
+    assert.equal((await w.call("POST", `/v1/long-term-memory/?namespace=${ns}`, { memories: recs })).status, 200);
+    for (let i = 0; i < 8; i++) assert.equal((await w.call("PUT", `/v1/working-memory/s${i}?namespace=${ns}`, { context: `c${i}`, messages: [] })).status, 200);
+    const r = await w.call("POST", `/v1/snapshots/publish?namespace=${ns}`);
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.json.key_prefix, `${ns}/`);
+    replicas.push(await Memory.openPublished(new KVStore(await w.mf.getKVNamespace("SNAPSHOTS")), { keyPrefix: `${ns}/` }));
+  }
+  const stats = await sharded.call("GET", `/v1/stats?namespace=${ns}`);
+  assert.ok(stats.json.shards.every((s) => s.stats.long_term_memories > 0), "the records are spread");
+  const [fromShards, fromOne] = replicas;
+  assert.equal((await fromShards.listSessions()).total, 8);
+  assert.equal((await fromShards.getSession("s5")).context, "c5");
+  for (const m of recs) {
+    const [a, b] = [await fromShards.longTerm.get(m.id), await fromOne.longTerm.get(m.id)];
+    assert.ok(a, `${m.id} is in the sharded replica`);
+    assert.deepEqual([a.text, a.user_id, a.memory_type], [b.text, b.user_id, b.memory_type], m.id);
+  }
+  const search = async (r) => (await r.longTerm.search({ text: "note item", limit: 100, mode: "keyword" })).memories.map((h) => h.id);
+  assert.deepEqual(await search(fromShards), await search(fromOne), "the replicas rank alike");
+
+  // A consent revoke erases in every shard, then the replica is published again.
+  const gone = recs.filter((m) => m.user_id === "u3").map((m) => m.id);
+  assert.ok(gone.length > 0);
+  const revoke = await sharded.call("DELETE", `/v1/consent/u3?namespace=${ns}`);
+  assert.equal(revoke.status, 200, revoke.text);
+  const after = await Memory.openPublished(new KVStore(await sharded.mf.getKVNamespace("SNAPSHOTS")), { keyPrefix: `${ns}/` });
+  for (const id of gone) assert.equal(await after.longTerm.get(id), null, `${id} left the replica`);
+  assert.ok(await after.longTerm.get(recs.find((m) => m.user_id && m.user_id !== "u3").id), "the others stay");
 });

@@ -3,9 +3,7 @@
 // - routing: each record lives in exactly the shard that owns its user's
 //   bucket (its own id's without a user), read straight from the shard
 //   objects; sessions, records by id, batch deletes and settings go where
-//   their placement says; a route that would need cross-shard work it does
-//   not have yet is refused (501 `not_sharded`), never answered from part
-//   of the data;
+//   their placement says;
 // - a tenant-wide search answers exactly like one unsharded tenant holding
 //   the same records (a second Worker without sharding), in every mode;
 // - a stale map is retried after a `shard_moved` (a dev-mode fault);
@@ -170,12 +168,6 @@ test("records, sessions and settings go to the shard their placement names; unbu
   assert.equal(reembed.status, 200, reembed.text);
   assert.deepEqual([reembed.json.reembedded, reembed.json.remaining, reembed.json.done], [0, 0, true], reembed.text);
 
-  // Not built across shards yet: refused, typed, nothing done.
-  for (const [method, path, body] of [["GET", "/v1/events"], ["POST", "/v1/snapshots/publish", {}]]) {
-    const r = await call(method, `${path}${ns}`, body);
-    assert.equal(r.status, 501, `${method} ${path}: ${r.text}`);
-    assert.equal(r.json.code, "not_sharded");
-  }
 });
 
 test("a tenant-wide search over four shards answers exactly like one unsharded tenant", async () => {

@@ -313,6 +313,8 @@ impl Import {
             summary_views: take("summary_views", summary_views)?,
             // A split's watermarks are a shard's own, never exported.
             moves_in: BTreeMap::new(),
+            // Home's places in its shards' logs: this deployment's only.
+            feed_relay: Default::default(),
         };
         // A snapshot load's checks, reported as the input's fault.
         Engine::from_v1(v1).map_err(|e| match e {

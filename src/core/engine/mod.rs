@@ -114,6 +114,9 @@ pub enum Op {
     /// A split's collection at its old shard: the items under `keys` are
     /// dropped, the new shard owning them now.
     MoveOut { keys: Vec<String> },
+    /// At a sharded tenant's home: another shard's change, logged so the
+    /// tenant's change feed is one sequence ([`crate::core::feed::relay`]).
+    FeedRelay(crate::core::feed::relay::Relayed),
 }
 
 /// What an applied op did.
@@ -143,6 +146,8 @@ pub enum Applied {
     /// A move batch or collection: whether it applied (a batch already
     /// applied is not), items put and removed.
     Moved { applied: bool, items: usize, removed: usize },
+    /// A shard's event logged in home's feed.
+    Relayed,
 }
 
 /// What one append added to a session.
@@ -194,6 +199,8 @@ pub struct Engine {
     summary_views: SummaryViews,
     /// Splits moving state in: the last batch applied, by move id.
     moves_in: BTreeMap<u64, u64>,
+    /// At a sharded tenant's home: the last event relayed from each shard.
+    feed_relay: crate::core::feed::relay::RelayMarks,
 }
 
 impl Engine {
@@ -356,6 +363,10 @@ impl Engine {
             Op::SummaryView(op) => Applied::SummaryView(self.summary_views.apply(op)?),
             Op::MoveIn { move_id, seq, items, remove, embedder } => self.move_in(*move_id, *seq, items, remove, embedder.as_deref())?,
             Op::MoveOut { keys } => self.move_out_all(keys)?,
+            Op::FeedRelay(relayed) => {
+                self.feed_relay.apply(relayed)?;
+                Applied::Relayed
+            }
             Op::EpisodesConfigure { config } => Applied::EpisodesDropped { count: self.episodes.configure(*config)? },
             Op::EpisodesExpire => Applied::EpisodesDropped { count: self.episodes.expire(now) },
             Op::Service(op) => Applied::Service(self.services.apply(op, now)?),
@@ -498,6 +509,11 @@ impl Engine {
     /// expired; an empty log when it has no entry yet).
     pub fn decisions(&self, session_id: &str, now: Millis) -> Option<Option<&DecisionLog>> {
         self.live(session_id, now).map(|_| self.decisions.get(session_id))
+    }
+
+    /// At a sharded tenant's home: where it is in each shard's feed.
+    pub fn feed_relay(&self) -> &crate::core::feed::relay::RelayMarks {
+        &self.feed_relay
     }
 
     /// Summary views, their results and tasks.

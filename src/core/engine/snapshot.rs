@@ -43,6 +43,9 @@ pub(super) struct SnapshotV1 {
     /// Added within schema v1 (issue 21), default: no split moved state in.
     #[serde(default)]
     pub(super) moves_in: BTreeMap<u64, u64>,
+    /// Added within schema v1 (issue 21), default: no shard relayed.
+    #[serde(default)]
+    pub(super) feed_relay: crate::core::feed::relay::RelayMarks,
 }
 
 /// [`SnapshotV1`] borrowed from a live engine: the same bytes, fewer copies
@@ -62,6 +65,7 @@ struct SnapshotV1Ref<'a> {
     extraction: &'a BTreeMap<String, Watermark>,
     summary_views: &'a SummaryViews,
     moves_in: &'a BTreeMap<u64, u64>,
+    feed_relay: &'a crate::core::feed::relay::RelayMarks,
 }
 
 impl Engine {
@@ -81,6 +85,7 @@ impl Engine {
             extraction: &self.extraction,
             summary_views: &self.summary_views,
             moves_in: &self.moves_in,
+            feed_relay: &self.feed_relay,
         };
         // Positional, like log records: structs as arrays, no field names
         // (the ledger's transfers were 232 bytes each with names). A
@@ -101,7 +106,7 @@ impl Engine {
             SCHEMA_VERSION => crate::core::msgpack::from_slice(body).map_err(|e| Error::SnapshotCorrupt { reason: format!("body: {e}") })?,
             older => {
                 let (last_seq, sessions) = migrate::snapshot_to_current(older, body)?;
-                SnapshotV1 { last_seq, sessions, ledger: LedgerSnapshot::default(), history: HistoryState::default(), longterm: LongTermSnapshot::default(), episodes: EpisodicLog::default(), services: ServiceCache::default(), agent_state: AgentState::default(), decisions: BTreeMap::new(), privacy: Privacy::default(), extraction: BTreeMap::new(), summary_views: SummaryViews::default(), moves_in: BTreeMap::new() }
+                SnapshotV1 { last_seq, sessions, ledger: LedgerSnapshot::default(), history: HistoryState::default(), longterm: LongTermSnapshot::default(), episodes: EpisodicLog::default(), services: ServiceCache::default(), agent_state: AgentState::default(), decisions: BTreeMap::new(), privacy: Privacy::default(), extraction: BTreeMap::new(), summary_views: SummaryViews::default(), moves_in: BTreeMap::new(), feed_relay: Default::default() }
             }
         };
         Engine::from_v1(v1)
@@ -145,6 +150,7 @@ impl Engine {
         v1.summary_views.validate().map_err(|e| Error::SnapshotCorrupt { reason: format!("summary views: {e}") })?;
         engine.summary_views = v1.summary_views;
         engine.moves_in = v1.moves_in;
+        engine.feed_relay = v1.feed_relay;
         Ok(engine)
     }
 }

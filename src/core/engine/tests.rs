@@ -239,6 +239,9 @@ fn full_engine() -> Engine {
     let transfers = vec![t("1", false), t("340282366920938463463374607431768211455", true), t("order-7", false), t("18446744073709551616", false)];
     e.apply(&Op::Ledger(LedgerOp::CreateTransfers { transfers }), 10).unwrap();
     e.apply(&Op::Ledger(LedgerOp::Post { id: "340282366920938463463374607431768211455".into(), amount: Some("1".into()) }), 11).unwrap();
+    // A sharded home's place in another shard's feed.
+    let relayed = crate::core::feed::relay::Relayed { shard: 3, after: 0, shard_seq: 7, ts: 9, kind: "working_memory.created".into(), key: "s".into(), count: None, ids: Vec::new() };
+    e.apply(&Op::FeedRelay(relayed), 12).unwrap();
     e
 }
 
@@ -258,6 +261,7 @@ fn owned_snapshot(e: &Engine) -> SnapshotV1 {
         extraction: e.extraction.clone(),
         summary_views: e.summary_views.clone(),
         moves_in: e.moves_in.clone(),
+        feed_relay: e.feed_relay.clone(),
     }
 }
 

@@ -23,6 +23,8 @@ use crate::core::shard::{ShardId, ShardMap};
 
 /// A shard's check of its part of an import, before any shard imports.
 pub const IMPORT_CHECK_PATH: &str = "/_shard/import-check";
+/// Home, given its shards' merged export to publish as one replica.
+pub const PUBLISH_PATH: &str = "/_shard/publish";
 
 /// `GET /v1/export` of a sharded tenant (one shard: its export as it is).
 pub(super) async fn export(s: &Sharded<'_>, map: &ShardMap, epoch: u64) -> Result<Answer> {
@@ -30,12 +32,21 @@ pub(super) async fn export(s: &Sharded<'_>, map: &ShardMap, epoch: u64) -> Resul
     if let [only] = map.shards()[..] {
         return s.send(only, &Routed { write: false, ..s.routed(only, epoch, Vec::new()) }, Method::Get, s.forward.url.as_str(), &[]).await;
     }
+    Ok(match merged(s, map, epoch, s.forward.url.as_str()).await? {
+        Ok(text) => Answer { status: 200, content_type: Some("application/x-ndjson".into()), meter: None, body: text.into_bytes() },
+        Err(refused) => refused,
+    })
+}
+
+/// Every shard's export (`url`, with its query), one at a time, merged
+/// into one file; a shard's refusal as it answered.
+async fn merged(s: &Sharded<'_>, map: &ShardMap, epoch: u64, url: &str) -> Result<std::result::Result<String, Answer>> {
     let mut texts: Vec<(ShardId, String)> = Vec::new();
     let mut total = 0usize;
     for shard in map.shards() {
-        let a = s.send(shard, &Routed { write: false, ..s.routed(shard, epoch, Vec::new()) }, Method::Get, s.forward.url.as_str(), &[]).await?;
+        let a = s.send(shard, &Routed { write: false, ..s.routed(shard, epoch, Vec::new()) }, Method::Get, url, &[]).await?;
         if !a.ok() {
-            return Ok(a);
+            return Ok(Err(a));
         }
         total = total.saturating_add(a.body.len());
         if total > limits::SHARD_EXPORT_BYTES_MAX {
@@ -45,8 +56,46 @@ pub(super) async fn export(s: &Sharded<'_>, map: &ShardMap, epoch: u64) -> Resul
     }
     let key = s.privacy()?;
     let parts: Vec<(ShardId, &str)> = texts.iter().map(|(shard, t)| (*shard, t.as_str())).collect();
-    let text = export_shard::merge(&parts, &Owners { map, key: key.as_ref() })?;
-    Ok(Answer { status: 200, content_type: Some("application/x-ndjson".into()), meter: None, body: text.into_bytes() })
+    Ok(Ok(export_shard::merge(&parts, &Owners { map, key: key.as_ref() })?))
+}
+
+/// `POST /v1/snapshots/publish` of a sharded tenant: one replica, the
+/// state one object holding every shard's would publish (every shard's
+/// export with its vectors, merged, then built and published by home,
+/// sealed as home is), so a reader opens it as any replica. A replica is
+/// loaded whole by its reader: at most [`limits::SHARD_EXPORT_BYTES_MAX`]
+/// of export (`payload_too_large` past it). One shard: passed on.
+pub(super) async fn publish(s: &Sharded<'_>, map: &ShardMap, epoch: u64) -> Result<Answer> {
+    if let [only] = map.shards()[..] {
+        return s.pass(only, &Routed { home: true, ..s.routed(only, epoch, Vec::new()) }).await;
+    }
+    let origin = s.forward.url.origin().ascii_serialization();
+    let text = match merged(s, map, epoch, &format!("{origin}/v1/export?vectors=f32")).await? {
+        Ok(text) => text,
+        Err(refused) => return Ok(refused),
+    };
+    let home = Routed { home: true, ..s.routed(0, epoch, Vec::new()) };
+    let a = s.send(0, &home, Method::Post, &format!("{origin}{PUBLISH_PATH}"), text.as_bytes()).await?;
+    let Some(mut v) = a.json().filter(|_| a.ok()) else { return Ok(a) };
+    v["shards"] = json!(map.shards().len());
+    Ok(Answer::with_json(200, &v))
+}
+
+/// After an erasure (a consent revoke, a redaction) of a sharded tenant
+/// that has a replica: the replica is published again, so the right to be
+/// forgotten reaches it (its shards do not publish their own parts).
+pub(super) async fn republish(s: &Sharded<'_>, map: &ShardMap, epoch: u64) -> Result<()> {
+    let Ok(kv) = s.env.kv(super::super::SNAPSHOTS_BINDING) else { return Ok(()) };
+    let head = crate::store::head_key(&format!("{}/", s.tenant));
+    if kv.get(&head).bytes().await.map_err(|e| Error::storage(format!("KV: {e}")))?.is_none() {
+        return Ok(());
+    }
+    let a = publish(s, map, epoch).await?;
+    if a.ok() {
+        Ok(())
+    } else {
+        Err(super::error_from(a.status, &a.json().unwrap_or_default()))
+    }
 }
 
 /// `POST /v1/import` into a sharded tenant (one shard: as unsharded, the

@@ -31,12 +31,14 @@ use super::{auth, front::Forward};
 
 mod admin;
 mod backup;
+pub mod feed;
 mod object;
 mod spans;
 pub mod split;
 pub mod views;
 
 pub use admin::admin;
+pub use backup::PUBLISH_PATH;
 pub use object::{admit, hand_over, internal, known_self, remember_self, serve_held, serve_map, ShardSelf};
 pub use spans::PromptBody;
 use spans::{agent_prompt, create, forget, prompt, record, search, sessions};
@@ -112,6 +114,13 @@ impl Routed {
     pub fn from_request(req: &Request) -> Result<Option<Routed>> {
         let Some(h) = req.headers().get(SHARD_HEADER).map_err(w)? else { return Ok(None) };
         serde_json::from_str(&h).map(Some).map_err(|e| Error::invalid(SHARD_HEADER, e.to_string()))
+    }
+
+    /// `base` with this routing's header: what a call to a shard carries.
+    pub fn headers(&self, base: &[(String, String)]) -> Result<Vec<(String, String)>> {
+        let mut headers = base.to_vec();
+        headers.push((SHARD_HEADER.to_owned(), serde_json::to_string(self).map_err(|e| Error::Internal { detail: e.to_string() })?));
+        Ok(headers)
     }
 }
 
@@ -384,7 +393,13 @@ async fn placed(s: &Sharded<'_>, place: Placement, route: &routes::Route, path: 
         }
         Placement::Create => create(s, map, epoch).await,
         Placement::Search => search(s, map, epoch).await,
-        Placement::Record => record(s, map, epoch, key()?).await,
+        Placement::Record => {
+            let a = record(s, map, epoch, key()?).await?;
+            if a.ok() && path.ends_with("/redact") {
+                backup::republish(s, map, epoch).await?;
+            }
+            Ok(a)
+        }
         Placement::DeleteIds => {
             let f = &s.forward;
             let answers = s.each(&map.shards(), epoch, s.write, f.method.clone(), f.url.as_str(), &f.body).await?;
@@ -422,6 +437,7 @@ async fn placed(s: &Sharded<'_>, place: Placement, route: &routes::Route, path: 
         Placement::Prompt => prompt(s, map, epoch).await,
         Placement::AgentPrompt => agent_prompt(s, map, epoch).await,
         Placement::Export => backup::export(s, map, epoch).await,
+        Placement::Publish => backup::publish(s, map, epoch).await,
         Placement::Import => backup::import(s, map, epoch).await,
         Placement::Erase => {
             let user_shard = map.owner(bucket_of(&canonical(s.privacy()?.as_ref(), key()?)));
@@ -441,6 +457,7 @@ async fn placed(s: &Sharded<'_>, place: Placement, route: &routes::Route, path: 
             }
             let mut v = answer.ok_or_else(|| Error::Internal { detail: "the user's shard did not answer".into() })?;
             v["erased"] = json!({ "memories": memories, "episodes": episodes });
+            backup::republish(s, map, epoch).await?;
             Ok(Answer::with_json(200, &v))
         }
         Placement::NotYet => Err(Error::NotSharded { route: route.pattern.to_owned() }),

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use worker::{Env, Headers, Method, Request, RequestInit, State, Url};
 
-use super::{call, directory_name, error_from, object_name, w, Routed, HELD_PATH, MAP_KEY, MAP_PATH, SHARD_HEADER};
+use super::{call, directory_name, error_from, object_name, w, Routed, HELD_PATH, MAP_KEY, MAP_PATH};
 use crate::api;
 use crate::core::error::{Error, Result};
 use crate::core::limits;
@@ -160,8 +160,7 @@ pub async fn hand_over(env: &Env, store: &super::super::crypt::DoStore, me: &Sha
         buckets.sort_unstable();
         buckets.dedup();
         let to = Routed { tenant: me.tenant.clone(), shard: owner, epoch: map.epoch, buckets, home: false, write: true, all: false };
-        let mut headers: Vec<(String, String)> = keys.to_vec();
-        headers.push((SHARD_HEADER.to_owned(), serde_json::to_string(&to).map_err(|e| Error::Internal { detail: e.to_string() })?));
+        let mut headers = to.headers(keys)?;
         headers.extend(me.headers());
         let h = Headers::new();
         for (k, v) in &headers {

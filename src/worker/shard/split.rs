@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use worker::{Env, State};
 
-use super::{call, directory_name, object_name, Routed, MAP_KEY, SHARD_HEADER};
+use super::{call, directory_name, object_name, Routed, MAP_KEY};
 use crate::api;
 use crate::core::engine::moves::{move_diff, MoveDigest};
 use crate::core::error::{Error, Result};
@@ -221,9 +221,7 @@ async fn shard_call(env: &Env, mv: &Move, shard: ShardId, step: &str, body: &Val
 /// split's own calls pass its fence.
 pub(super) async fn step_call(env: &Env, tenant: &str, headers: &[(String, String)], epoch: u64, shard: ShardId, step: &str, body: &Value) -> Result<Value> {
     let routed = Routed { tenant: tenant.to_owned(), shard, epoch, buckets: Vec::new(), home: true, write: false, all: false };
-    let mut headers = headers.to_vec();
-    headers.push((SHARD_HEADER.to_owned(), to_text(&routed)?));
-    call(env, &object_name(tenant, shard), &format!("{MOVE_PATH}{step}"), body, &headers).await
+    call(env, &object_name(tenant, shard), &format!("{MOVE_PATH}{step}"), body, &routed.headers(headers)?).await
 }
 
 fn digest_of(v: &Value) -> Result<(MoveDigest, u64)> {

@@ -22,7 +22,7 @@ use std::rc::Rc;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{call, map_for, object_name, Routed, SHARD_HEADER};
+use super::{call, map_for, object_name, Routed};
 use crate::api::summary_views::{self as views, GatherPart};
 use crate::core::error::{Error, Result};
 use crate::core::limits;
@@ -82,8 +82,7 @@ async fn gather_under(env: &worker::Env, scope: &Scope, map: &ShardMap, body: &V
         for &shard in group {
             // A read: a split's fence lets it through until the flip.
             let routed = Routed { tenant: scope.tenant.clone(), shard, epoch: map.epoch, buckets: Vec::new(), home: false, write: false, all: true };
-            let mut headers = scope.headers.clone();
-            headers.push((SHARD_HEADER.to_owned(), serde_json::to_string(&routed).map_err(|e| Error::Internal { detail: e.to_string() })?));
+            let headers = routed.headers(&scope.headers)?;
             scope.meter.count_call();
             calls.push(async move { call(env, &object_name(&scope.tenant, shard), GATHER_PATH, body, &headers).await });
         }
@@ -136,9 +135,7 @@ impl Teller<'_> {
             return;
         }
         let routed = Routed { tenant: self.tenant.to_owned(), shard: 0, epoch: 0, buckets: Vec::new(), home: true, write: true, all: false };
-        let mut headers = self.headers.clone();
-        let Ok(text) = serde_json::to_string(&routed) else { return };
-        headers.push((SHARD_HEADER.to_owned(), text));
+        let Ok(headers) = routed.headers(&self.headers) else { return };
         self.meter.count_call();
         match call(self.env, &object_name(self.tenant, 0), CHANGED_PATH, &json!({}), &headers).await {
             Ok(v) if v["continuous"] == true => self.trust.set(Trust { told_at: Some(now), ..t }),
