@@ -104,3 +104,32 @@ test("a live subscriber of a sharded tenant gets every shard's writes in one con
   assert.deepEqual(all.events.map((e) => e.seq), range(1, 30));
   assert.deepEqual(all.events.map(said), [...first.events, ...second.events].map(said));
 });
+
+test("the feed stays one sequence across a split: a live subscriber gets every write before, during and after it once", async () => {
+  const w = await start({ EDGEMEM_SHARDS_INITIAL: "2" });
+  const base = String(await w.mf.ready);
+  const ns = "feed3";
+  const sub = await follow(base, `namespace=${ns}&since=0`);
+  await writes(w.call, ns, 0, 10);
+  const splitting = w.call("POST", `/v1/admin/shards/split?namespace=${ns}`, { shard: 0 });
+  await writes(w.call, ns, 10, 14);
+  const split = await splitting;
+  assert.equal(split.status, 200, split.text);
+  assert.equal(split.json.to, 2, "a third shard");
+  await writes(w.call, ns, 14, 20);
+  const isWrite = (e) => e.kind === "working_memory.updated" || e.kind === "long_term_memory.created";
+  await sub.until((s) => s.events.filter(isWrite).length >= 40, "the 40 writes' events");
+  // A page pulls what a shard has not pushed yet (the new shard's copy
+  // batches); the subscriber gets those too.
+  const all = await page(w.call, ns, 0);
+  await sub.until((s) => s.seqs().length >= all.last_seq, "everything the page holds");
+  assert.deepEqual(sub.seqs(), range(1, all.last_seq), "one contiguous sequence, nothing twice");
+  assert.deepEqual(all.events.map(said), sub.events.map(said), "the page and the subscriber agree");
+  const writesSeen = sub.events.filter(isWrite);
+  assert.deepEqual(writesSeen.filter((e) => e.kind === "working_memory.updated").map((e) => e.key).sort(), range(0, 19).map((i) => `s${i}`).sort());
+  assert.deepEqual(writesSeen.flatMap((e) => e.ids ?? []).sort(), range(0, 19).map((i) => `m${i}`).sort());
+  const others = sub.events.filter((e) => !isWrite(e)).map((e) => e.kind);
+  assert.ok(others.every((k) => k === "shard.moved_in" || k === "shard.moved_out"), others.join(","));
+  assert.ok(others.includes("shard.moved_out"), "the source's collection is in the feed");
+  await sub.close();
+});

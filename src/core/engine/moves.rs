@@ -35,7 +35,72 @@ pub enum MoveItem {
     /// A session with everything that goes with it.
     Session { session: Session, archived: Vec<Message>, tool_cache: Option<ToolCache>, decisions: Option<DecisionLog>, extraction: Option<Watermark> },
     /// A long-term record with its stored vector and its history.
-    Memory { record: MemoryRecord, vector: Vec<f32>, versions: Vec<Version> },
+    Memory {
+        record: MemoryRecord,
+        #[serde(with = "vector_wire")]
+        vector: Vec<f32>,
+        versions: Vec<Version>,
+    },
+}
+
+/// A moving record's vector: in JSON (a batch between objects) base64url
+/// of its little-endian f32s, a third of the text of a number array and no
+/// float formatting or parsing; in MessagePack (the op log) the f32
+/// sequence it always was, so logged batches replay unchanged.
+mod vector_wire {
+    use serde::de::{Error as _, SeqAccess, Visitor};
+    use serde::{Deserializer, Serialize, Serializer};
+
+    use crate::core::limits;
+    use crate::core::privacy::pseudonym::{base64url_decode, base64url_encode};
+
+    pub fn serialize<S: Serializer>(v: &[f32], s: S) -> Result<S::Ok, S::Error> {
+        if !s.is_human_readable() {
+            return v.serialize(s);
+        }
+        let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let mut text = String::with_capacity(bytes.len() * 4 / 3 + 4);
+        base64url_encode(&bytes, &mut text);
+        s.serialize_str(&text)
+    }
+
+    struct Vector;
+
+    impl<'de> Visitor<'de> for Vector {
+        type Value = Vec<f32>;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a vector: base64url of little-endian f32s, or an array of numbers")
+        }
+
+        fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Vec<f32>, E> {
+            let bytes = base64url_decode(text).filter(|b| b.len() % 4 == 0 && b.len() / 4 <= limits::VECTOR_DIM_MAX).ok_or_else(|| E::custom("vector: must be base64url of at most VECTOR_DIM_MAX little-endian f32s"))?;
+            let v: Vec<f32> = bytes.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+            if v.iter().any(|x| !x.is_finite()) {
+                return Err(E::custom("vector: NaN or an infinity"));
+            }
+            Ok(v)
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Vec<f32>, A::Error> {
+            let mut v = Vec::with_capacity(a.size_hint().unwrap_or(0).min(limits::VECTOR_DIM_MAX));
+            while let Some(x) = a.next_element::<f32>()? {
+                if v.len() == limits::VECTOR_DIM_MAX {
+                    return Err(A::Error::custom("vector: more than VECTOR_DIM_MAX numbers"));
+                }
+                v.push(x);
+            }
+            Ok(v)
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<f32>, D::Error> {
+        if d.is_human_readable() {
+            d.deserialize_any(Vector)
+        } else {
+            d.deserialize_seq(Vector)
+        }
+    }
 }
 
 impl MoveItem {
@@ -116,9 +181,12 @@ pub fn move_diff(from: &[(String, u64, u64)], to: &[(String, u64, u64)]) -> Move
     diff
 }
 
-/// The first 8 bytes of SHA-256 over `value`'s JSON: an item's version.
+/// The first 8 bytes of SHA-256 over `value`'s positional MessagePack (the
+/// op log's encoding: no field names, no float formatting): an item's
+/// version. Both sides of a round hash with the same code; a side that
+/// hashed otherwise (a deploy between rounds) only makes a round copy more.
 fn hash_of<T: Serialize>(value: &T) -> Result<u64> {
-    let bytes = serde_json::to_vec(value).map_err(|e| Error::Internal { detail: format!("move digest: {e}") })?;
+    let bytes = rmp_serde::to_vec(value).map_err(|e| Error::Internal { detail: format!("move digest: {e}") })?;
     let d = Sha256::digest(&bytes);
     Ok(u64::from_be_bytes([d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]]))
 }

@@ -208,3 +208,45 @@ fn diff_names_what_to_send_and_drop() {
     assert_eq!(diff.remove, vec!["m/b", "s/y"]);
     assert!(move_diff(&d(&[("b", 1)]), &d(&[("b", 1)])).is_empty());
 }
+
+#[test]
+fn a_moving_vector_is_base64_in_json_and_the_f32_sequence_in_the_log() {
+    let mut r = MemoryRecord::new("m1".to_owned(), "a note", MemoryType::Semantic, 1_000);
+    r.refresh_hash();
+    let vector = vec![0.25f32, -1.5, 3.0e-7, f32::MAX];
+    let item = MoveItem::Memory { record: r, vector: vector.clone(), versions: Vec::new() };
+    let json = serde_json::to_value(&item).unwrap();
+    let text = json["Memory"]["vector"].as_str().expect("a string in JSON");
+    assert_eq!(text.len(), 22, "16 bytes as unpadded base64url");
+    let back: MoveItem = serde_json::from_value(json.clone()).unwrap();
+    assert_eq!(back, item, "bit for bit");
+    // The op log's MessagePack keeps the number sequence: a batch logged by
+    // an earlier release replays, and this one's reads back.
+    let op = Op::MoveIn { move_id: 1, seq: 1, items: vec![item.clone()], remove: Vec::new(), embedder: None };
+    let entry = LogEntry { now_ms: 5, op };
+    let logged = encode_log_entry(1, &entry).unwrap();
+    assert_eq!(decode_log_entry(1, &logged).unwrap(), entry);
+    let positional = rmp_serde::to_vec(&item).unwrap();
+    let as_numbers = rmp_serde::to_vec(&(&vector,)).unwrap();
+    assert!(positional.windows(as_numbers.len() - 1).any(|w| w == &as_numbers[1..]), "the vector is an array of f32 in MessagePack");
+    // A batch written with a number array (an earlier release's) is read.
+    let mut legacy = json.clone();
+    legacy["Memory"]["vector"] = serde_json::json!([0.25, -1.5, 3.0e-7, f32::MAX]);
+    assert_eq!(serde_json::from_value::<MoveItem>(legacy).unwrap(), item);
+    // Bad vectors are refused: NaN, a cut f32, not base64, too long.
+    let nan = {
+        let mut out = String::new();
+        crate::core::privacy::pseudonym::base64url_encode(&f32::NAN.to_le_bytes(), &mut out);
+        out
+    };
+    let long = {
+        let mut out = String::new();
+        crate::core::privacy::pseudonym::base64url_encode(&vec![0u8; 4 * (limits::VECTOR_DIM_MAX + 1)], &mut out);
+        out
+    };
+    for bad in [nan.as_str(), "AAA", "not base64!", long.as_str()] {
+        let mut j = json.clone();
+        j["Memory"]["vector"] = serde_json::json!(bad);
+        assert!(serde_json::from_value::<MoveItem>(j).is_err(), "{bad:.20}");
+    }
+}
