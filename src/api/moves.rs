@@ -70,13 +70,42 @@ pub async fn digest<B: Backend>(store: &Store<B>, b: &MoveBody) -> Result<Value>
     Ok(json!({ "digest": digest, "watermark": watermark, "embedder": embedder }))
 }
 
-/// `{items}`: the items under `keys` (at most a batch), those still here.
+/// `{items, embedder}`: the items under `keys` (at most a batch), those
+/// still here, and the records' embedder.
 pub async fn items<B: Backend>(store: &Store<B>, b: &MoveBody) -> Result<Value> {
     if b.keys.len() > limits::SHARD_MOVE_BATCH_ITEMS_MAX {
         return Err(Error::LimitExceeded { what: "keys in one move batch".into(), limit: limits::SHARD_MOVE_BATCH_ITEMS_MAX as u64 });
     }
-    let items = store.read(|e| b.keys.iter().filter_map(|k| e.move_item(k).transpose()).collect::<Result<Vec<MoveItem>>>()).await??;
-    Ok(json!({ "items": items }))
+    let (items, embedder) = store.read(|e| b.keys.iter().filter_map(|k| e.move_item(k).transpose()).collect::<Result<Vec<MoveItem>>>().map(|i| (i, e.longterm().embedder().map(str::to_owned)))).await??;
+    Ok(json!({ "items": items, "embedder": embedder }))
+}
+
+/// A record's hand-over to its new user's shard ([`Op::Adopt`] there,
+/// [`Op::HandedOver`] at its old shard).
+#[derive(Deserialize)]
+pub struct HandOverBody {
+    /// To the new shard: the record's item and its embedder.
+    #[serde(default)]
+    pub item: Option<MoveItem>,
+    #[serde(default)]
+    pub embedder: Option<String>,
+    /// To the old shard: the record and the version the new shard holds.
+    #[serde(default)]
+    pub id: Option<String>,
+    #[serde(default)]
+    pub version: u64,
+}
+
+/// `{applied}`: the new shard adopts the item, or the old shard drops the
+/// record if it is still at the version adopted.
+pub async fn hand_over<B: Backend>(store: &Store<B>, b: HandOverBody, now: Millis) -> Result<Value> {
+    let op = match (b.item, b.id) {
+        (Some(item), None) => Op::Adopt { item: Box::new(item), embedder: b.embedder },
+        (None, Some(id)) => Op::HandedOver { id, version: b.version },
+        _ => return Err(Error::invalid("item", "a hand-over names an item to adopt or an id to drop")),
+    };
+    let applied = matches!(store.apply(op, now).await?, Applied::Moved { applied: true, .. });
+    Ok(json!({ "applied": applied }))
 }
 
 /// Applies a batch (see [`Op::MoveIn`]); `{applied, watermark}`.

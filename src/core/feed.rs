@@ -13,7 +13,7 @@
 use serde::Serialize;
 
 use crate::core::agent_state::AgentStateOp;
-use crate::core::engine::{ExtractionOp, HistoryOp, LogEntry, Op};
+use crate::core::engine::{moves, ExtractionOp, HistoryOp, LogEntry, Op};
 use crate::core::error::{Error, Result};
 use crate::core::ledger::LedgerOp;
 use crate::core::limits;
@@ -182,6 +182,11 @@ pub fn event_of(seq: u64, entry: &LogEntry) -> FeedEvent {
         },
         Op::MoveIn { move_id, items, remove, .. } => e("shard.moved_in", &move_id.to_string()).counted(items.len() + remove.len()),
         Op::MoveOut { keys } => e("shard.moved_out", "").counted(keys.len()),
+        Op::Adopt { item, .. } => match item.as_ref() {
+            moves::MoveItem::Memory { record, .. } => e("shard.moved_in", "").many([record.id.as_str()].into_iter()),
+            _ => e("shard.moved_in", "").counted(1),
+        },
+        Op::HandedOver { id, .. } => e("shard.moved_out", "").many([id.as_str()].into_iter()),
         Op::FeedRelay(relayed) => relayed.event(seq),
         Op::Service(s) => match s {
             ServiceOp::Register { service, .. } => e("service_cache.registered", service),

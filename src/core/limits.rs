@@ -128,6 +128,10 @@ limits! {
     /// Items (sessions, records) one batch of a split carries to the new
     /// shard, and keys one collection drops at the old one.
     pub const SHARD_MOVE_BATCH_ITEMS_MAX: usize = 200;
+    /// Times an edit that gives a record a user of another shard hands it
+    /// over again because the record changed at its old shard meanwhile
+    /// (a concurrent edit): past it, the edit answers `overloaded`.
+    pub const SHARD_HAND_OVER_ROUNDS_MAX: usize = 4;
     /// Rounds of catching up a split makes before it fences writes: each
     /// round copies what changed during the last one.
     pub const SHARD_MOVE_SYNC_ROUNDS_MAX: usize = 4;

@@ -62,7 +62,7 @@ function records(n) {
 const meter = (h) => Object.fromEntries((h ?? "").split(";").filter(Boolean).map((kv) => kv.trim().split("=")).map(([k, v]) => [k, Number(v)]));
 const hits = (body) => body.memories.map((m) => ({ id: m.id, score: m.score, dist: m.dist }));
 
-test("records, sessions and settings go to the shard their placement names; unbuilt spans are refused", async () => {
+test("records, sessions and settings go to the shard their placement names; an edit moves a record to its new user's shard", async () => {
   const { call, ...w } = await start({ EDGEMEM_SHARDS_INITIAL: String(SHARDS) });
   const ns = "?namespace=t1";
   const recs = records(60);
@@ -105,9 +105,16 @@ test("records, sessions and settings go to the shard their placement names; unbu
   assert.equal(patched.status, 200, patched.text);
   assert.equal((await call("GET", `/v1/long-term-memory/${one.id}${ns}`)).json.text, `${one.text} edited`);
   const elsewhere = ["u0", "u1", "u2", "u3", "u4", "u5", "u6", "u7", "u8", "u9", "u10", "u11"].find((u) => owner(bucketOf(u)) !== where.get(one.id));
+  // An edit that gives it a user of another shard moves it there
+  // (tests/worker/sharded-edit.test.mjs has the rest).
   const moving = await call("PATCH", `/v1/long-term-memory/${one.id}${ns}`, { user_id: elsewhere });
-  assert.equal(moving.status, 501, moving.text);
-  assert.equal(moving.json.code, "not_sharded");
+  assert.equal(moving.status, 200, moving.text);
+  assert.equal(moving.json.user_id, elsewhere);
+  assert.ok((await held({ ...w, call }, "t1", owner(bucketOf(elsewhere)))).includes(one.id), "in its new user's shard");
+  assert.ok(!(await held({ ...w, call }, "t1", where.get(one.id))).includes(one.id), "not in its old one");
+  const back = await call("GET", `/v1/long-term-memory/${one.id}${ns}`);
+  assert.equal(back.json.user_id, elsewhere);
+  assert.equal(meter(back.headers.get("x-edgemem-meter")).do_calls, 2, "the id directory names its new bucket");
   assert.equal((await call("GET", `/v1/long-term-memory/nope${ns}`)).status, 404);
   const doomed = recs.slice(0, 6).map((m) => m.id);
   const del = await call("DELETE", `/v1/long-term-memory${ns}&${doomed.map((id) => `memory_ids=${id}`).join("&")}`);

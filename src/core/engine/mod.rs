@@ -117,6 +117,18 @@ pub enum Op {
     /// At a sharded tenant's home: another shard's change, logged so the
     /// tenant's change feed is one sequence ([`crate::core::feed::relay`]).
     FeedRelay(crate::core::feed::relay::Relayed),
+    /// A record handed to its new user's shard by an edit that changed
+    /// its user (see [`moves`]): put with its vector and history when this
+    /// state does not hold its id, or holds an earlier state of it (an
+    /// earlier hand-over, overtaken by an edit at the old shard); a no-op
+    /// when it holds the same state or a later one (a hand-over repeated
+    /// after a crash, or late); refused when it holds another record under
+    /// that id. Appended last: ops are logged by position.
+    Adopt { item: Box<moves::MoveItem>, embedder: Option<String> },
+    /// The end of a hand-over at the record's old shard: record `id` is
+    /// dropped if it is still at `version` ([`moves::memory_version`]),
+    /// the version its new shard adopted; an edit made meanwhile keeps it.
+    HandedOver { id: String, version: u64 },
 }
 
 /// What an applied op did.
@@ -363,6 +375,8 @@ impl Engine {
             Op::SummaryView(op) => Applied::SummaryView(self.summary_views.apply(op)?),
             Op::MoveIn { move_id, seq, items, remove, embedder } => self.move_in(*move_id, *seq, items, remove, embedder.as_deref())?,
             Op::MoveOut { keys } => self.move_out_all(keys)?,
+            Op::Adopt { item, embedder } => self.adopt(item, embedder.as_deref())?,
+            Op::HandedOver { id, version } => self.handed_over(id, *version)?,
             Op::FeedRelay(relayed) => {
                 self.feed_relay.apply(relayed)?;
                 Applied::Relayed

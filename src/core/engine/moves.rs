@@ -191,6 +191,42 @@ fn hash_of<T: Serialize>(value: &T) -> Result<u64> {
     Ok(u64::from_be_bytes([d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]]))
 }
 
+/// A long-term record's version as a hand-over compares it: its creation,
+/// its text's hash and its versions' marks (number, time, op, text hash).
+/// Every edit changes it; a read that touches the record (its last use)
+/// does not; two records that merely share an id differ.
+pub fn memory_version(record: &MemoryRecord, versions: &[Version]) -> Result<u64> {
+    let marks: Vec<_> = versions.iter().map(|v| (v.version, v.ts, &v.op, &v.text_hash)).collect();
+    hash_of(&(record.created_at, &record.memory_hash, marks))
+}
+
+/// How the record held (`held`, its history `held_versions`) stands to an
+/// item of the same id: an earlier (`Less`), the same (`Equal`) or a later
+/// (`Greater`) state of one record, whose histories agree wherever both
+/// hold a version; `None`: another record under the same id.
+fn lineage(held: &MemoryRecord, held_versions: &[Version], item: &MemoryRecord, item_versions: &[Version]) -> Option<std::cmp::Ordering> {
+    if held.created_at != item.created_at {
+        return None;
+    }
+    let mark = |v: &Version| (v.ts, v.op, v.text_hash.clone());
+    let mut shared = 0;
+    for h in held_versions {
+        if let Some(i) = item_versions.iter().find(|i| i.version == h.version) {
+            if mark(i) != mark(h) {
+                return None;
+            }
+            shared += 1;
+        }
+    }
+    match (held_versions.last(), item_versions.last()) {
+        (Some(h), Some(i)) if shared > 0 => Some(h.version.cmp(&i.version)),
+        // Without a history (a record of an earlier release), only the
+        // same text is the same record.
+        (None, None) => (held.memory_hash == item.memory_hash).then_some(std::cmp::Ordering::Equal),
+        _ => None,
+    }
+}
+
 impl Engine {
     /// The digest of the moving part of this state (see the module docs).
     /// A record's vector is left out of its hash: it follows from its text
@@ -302,6 +338,41 @@ impl Engine {
         }
         self.moves_in.insert(move_id, seq);
         Ok(Applied::Moved { applied: true, items: items.len(), removed: remove.len() })
+    }
+
+    /// The version of record `id` here, as [`memory_version`] computes it.
+    pub fn memory_version_of(&self, id: &str) -> Result<Option<u64>> {
+        self.longterm.get(id).map(|r| memory_version(r, self.longterm.versions(id).unwrap_or_default())).transpose()
+    }
+
+    /// [`Op::Adopt`]: only a record moves this way (a session's bucket is
+    /// its id's, which an edit cannot change).
+    pub(super) fn adopt(&mut self, item: &MoveItem, embedder: Option<&str>) -> Result<Applied> {
+        let MoveItem::Memory { record, vector, versions } = item else {
+            return Err(Error::invalid("item", "only a long-term record is handed to another shard"));
+        };
+        if let Some(held) = self.longterm.get(&record.id) {
+            let held_versions = self.longterm.versions(&record.id).unwrap_or_default();
+            match lineage(held, held_versions, record, versions) {
+                // This state holds the record as adopted, or newer (edited
+                // here since): a repeated or late hand-over changes nothing.
+                Some(std::cmp::Ordering::Equal | std::cmp::Ordering::Greater) => return Ok(Applied::Moved { applied: false, items: 0, removed: 0 }),
+                // An earlier hand-over of the record, overtaken by an edit
+                // at its old shard: replaced.
+                Some(std::cmp::Ordering::Less) => {}
+                None => return Err(Error::invalid("memory_id", format!("{:?} already names another record in the shard of its new user", record.id))),
+            }
+        }
+        self.longterm.check_move_in(record, vector, embedder, 1)?;
+        self.longterm.move_in(record.clone(), vector, versions.clone(), embedder)?;
+        Ok(Applied::Moved { applied: true, items: 1, removed: 0 })
+    }
+
+    /// [`Op::HandedOver`]: drops record `id` if it is still at `version`.
+    pub(super) fn handed_over(&mut self, id: &str, version: u64) -> Result<Applied> {
+        let same = self.memory_version_of(id)? == Some(version);
+        let removed = usize::from(same && self.longterm.move_out(id));
+        Ok(Applied::Moved { applied: same, items: 0, removed })
     }
 
     /// Drops the item under `key` (a split's collection, or a catch-up's

@@ -179,6 +179,75 @@ fn a_moved_record_keeps_its_history_vector_and_search() {
 }
 
 #[test]
+fn an_adopted_record_arrives_once_whole_and_never_over_another() {
+    // A record edited to a user of another shard: its holder's item is
+    // adopted by the new shard, with its history and vector.
+    let mut from = Engine::new();
+    create(&mut from, 3, "first text", 10);
+    create(&mut from, 3, "second text", 20);
+    let item = from.move_item("m/m3").unwrap().unwrap();
+    let mut to = Engine::new();
+    create(&mut to, 4, "held here", 5);
+    let adopt = Op::Adopt { item: Box::new(item.clone()), embedder: Some("test-4".into()) };
+    assert!(matches!(to.apply(&adopt, 30).unwrap(), Applied::Moved { applied: true, items: 1, .. }));
+    assert_eq!(to.longterm.get("m3"), from.longterm.get("m3"));
+    assert_eq!(to.longterm.versions("m3").unwrap().len(), 2, "created, then edited");
+    assert_eq!(to.longterm.vector_of("m3"), from.longterm.vector_of("m3"));
+    // The same hand-over again (a retry after a crash) changes nothing.
+    let held = |e: &Engine| (e.longterm.records().cloned().collect::<Vec<_>>(), e.longterm.versions("m3").map(<[_]>::to_vec), e.longterm.vector_of("m3"));
+    let after = held(&to);
+    assert!(matches!(to.apply(&adopt, 31).unwrap(), Applied::Moved { applied: false, .. }));
+    assert_eq!(held(&to), after);
+    // An edit made at the new shard is never rolled back by a late retry.
+    let patch = crate::core::retrieval::record::MemoryPatch { text: Some("edited at its new shard".into()), ..Default::default() };
+    to.apply(&Op::Ltm(LtmOp::Update { id: "m3".into(), patch, vector: Some(vec![0.0, 1.0, 0.0, 0.0]), embedder: Some("test-4".into()), actor: None }), 40).unwrap();
+    let edited = held(&to);
+    assert!(matches!(to.apply(&adopt, 41).unwrap(), Applied::Moved { applied: false, .. }));
+    assert_eq!(held(&to), edited);
+    // Only a record is adopted; a bad vector is refused.
+    let session = MoveItem::Session { session: Session::new("s1".into(), 0), archived: vec![], tool_cache: None, decisions: None, extraction: None };
+    assert!(to.apply(&Op::Adopt { item: Box::new(session), embedder: None }, 42).is_err());
+    let nan = MoveItem::Memory { record: record(5, "x").record, vector: vec![f32::NAN, 0.0, 0.0, 0.0], versions: vec![] };
+    assert!(to.apply(&Op::Adopt { item: Box::new(nan), embedder: Some("test-4".into()) }, 43).is_err());
+    let short = MoveItem::Memory { record: record(5, "x").record, vector: vec![1.0, 0.0], versions: vec![] };
+    assert!(to.apply(&Op::Adopt { item: Box::new(short), embedder: Some("test-4".into()) }, 44).is_err());
+    assert_eq!(held(&to), edited);
+    // The old shard drops its copy only at the version adopted: an edit
+    // made there meanwhile keeps it, and is adopted over the first copy.
+    let version = memory_version(from.longterm.get("m3").unwrap(), from.longterm.versions("m3").unwrap()).unwrap();
+    assert_eq!(from.memory_version_of("m3").unwrap(), Some(version));
+    let mut raced = from.clone();
+    let patch = crate::core::retrieval::record::MemoryPatch { text: Some("edited at its old shard".into()), ..Default::default() };
+    raced.apply(&Op::Ltm(LtmOp::Update { id: "m3".into(), patch, vector: Some(vec![0.0, 0.0, 1.0, 0.0]), embedder: Some("test-4".into()), actor: None }), 45).unwrap();
+    assert!(matches!(raced.apply(&Op::HandedOver { id: "m3".into(), version }, 46).unwrap(), Applied::Moved { applied: false, removed: 0, .. }));
+    assert!(raced.longterm.get("m3").is_some(), "an edit made meanwhile is kept");
+    let mut fresh = Engine::new();
+    fresh.apply(&Op::Adopt { item: Box::new(item.clone()), embedder: Some("test-4".into()) }, 47).unwrap();
+    let newer = raced.move_item("m/m3").unwrap().unwrap();
+    fresh.apply(&Op::Adopt { item: Box::new(newer.clone()), embedder: Some("test-4".into()) }, 48).unwrap();
+    assert_eq!(fresh.longterm.get("m3").unwrap().text, "edited at its old shard", "the later state replaces the earlier");
+    // The earlier state arriving late changes nothing.
+    assert!(matches!(fresh.apply(&Op::Adopt { item: Box::new(item.clone()), embedder: Some("test-4".into()) }, 49).unwrap(), Applied::Moved { applied: false, .. }));
+    assert_eq!(fresh.longterm.get("m3").unwrap().text, "edited at its old shard");
+    // Another record under the same id (another creation) is never
+    // replaced (refused whole), nor dropped.
+    let mut other = Engine::new();
+    let mut r = record(3, "another record, same id");
+    r.record.created_at += 1;
+    other.apply(&Op::Ltm(LtmOp::Create { records: vec![r], deduplicate: false, embedder: Some("test-4".into()), actor: None }), 50).unwrap();
+    assert!(other.apply(&Op::Adopt { item: Box::new(item.clone()), embedder: Some("test-4".into()) }, 51).is_err());
+    assert!(matches!(other.apply(&Op::HandedOver { id: "m3".into(), version }, 52).unwrap(), Applied::Moved { applied: false, .. }));
+    assert_eq!(other.longterm.get("m3").unwrap().text, "another record, same id");
+    assert!(matches!(from.apply(&Op::HandedOver { id: "m3".into(), version }, 53).unwrap(), Applied::Moved { applied: true, removed: 1, .. }));
+    assert!(from.longterm.get("m3").is_none() && from.longterm.versions("m3").is_none());
+    // The log carries the ops.
+    let entry = LogEntry { now_ms: 30, op: Op::HandedOver { id: "m3".into(), version } };
+    assert_eq!(decode_log_entry(7, &encode_log_entry(7, &entry).unwrap()).unwrap(), entry);
+    let entry = LogEntry { now_ms: 30, op: adopt };
+    assert_eq!(decode_log_entry(7, &encode_log_entry(7, &entry).unwrap()).unwrap(), entry);
+}
+
+#[test]
 fn a_bad_batch_is_refused_whole() {
     let mut to = Engine::new();
     create(&mut to, 1, "held here", 5);

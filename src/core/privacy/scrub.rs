@@ -354,6 +354,8 @@ impl<'a> Scrubber<'a> {
             // scrubbed under the same policy.
             | Op::MoveIn { .. }
             | Op::MoveOut { .. }
+            | Op::Adopt { .. }
+            | Op::HandedOver { .. }
             // Kinds, ids and counts of another shard's scrubbed write.
             | Op::FeedRelay(_)
             | Op::PrivacySet { .. } => {}

@@ -382,12 +382,14 @@ pub fn fenced(f: &Fence, r: &Routed) -> bool {
 }
 
 /// A shard's side of [`MOVE_PATH`]: `digest`, `items`, `import`,
-/// `fence`, `release`, and an abort's `drop` and `unfence`.
+/// `fence`, `release`, an abort's `drop` and `unfence`, and an edit's
+/// `hand-over` of a record to its new user's shard.
 pub async fn serve_move(state: &State, store: &super::super::crypt::DoStore, fence_cell: &RefCell<Option<Option<Fence>>>, map_cell: &RefCell<Option<ShardMap>>, step: &str, body: &[u8], now: Millis) -> Result<Value> {
     match step {
         "digest" => api::moves::digest(store, &api::parse_json(body)?).await,
         "items" => api::moves::items(store, &api::parse_json(body)?).await,
         "import" => api::moves::import(store, api::parse_json(body)?, now).await,
+        "hand-over" => api::moves::hand_over(store, api::parse_json(body)?, now).await,
         "held" => {
             #[derive(Deserialize)]
             struct Held {
