@@ -108,13 +108,16 @@ pub async fn hand_over<B: Backend>(store: &Store<B>, b: HandOverBody, now: Milli
     Ok(json!({ "applied": applied }))
 }
 
-/// Applies a batch (see [`Op::MoveIn`]); `{applied, watermark}`.
+/// Applies a batch (see [`Op::MoveIn`]); `{applied, watermark, stored}`:
+/// `stored` is the digest of the batch's keys as this state now holds
+/// them, so the split's next round need not digest this shard again.
 pub async fn import<B: Backend>(store: &Store<B>, b: MoveBody, now: Millis) -> Result<Value> {
     let (move_id, seq) = (b.move_id, b.seq);
+    let keys: Vec<String> = b.items.iter().map(MoveItem::key).chain(b.remove.iter().cloned()).collect();
     let op = Op::MoveIn { move_id, seq, items: b.items, remove: b.remove, embedder: b.embedder };
     let applied = matches!(store.apply(op, now).await?, Applied::Moved { applied: true, .. });
-    let watermark = store.read(|e| e.move_watermark(move_id)).await?;
-    Ok(json!({ "applied": applied, "watermark": watermark }))
+    let (watermark, stored) = store.read(|e| e.move_digest_of(&keys).map(|d| (e.move_watermark(move_id), d))).await??;
+    Ok(json!({ "applied": applied, "watermark": watermark, "stored": stored }))
 }
 
 /// Drops everything of the moving buckets, a batch per op; answers how

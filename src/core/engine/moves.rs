@@ -233,7 +233,7 @@ impl Engine {
     /// and embedder, and an edit that changes it changes the record.
     pub fn move_digest(&self, select: &dyn MoveSelect) -> Result<MoveDigest> {
         let mut out = Vec::new();
-        out.push((BROADCAST_KEY.to_owned(), hash_of(&(&self.privacy, self.history.tool_ttls()))?, 0));
+        out.push((BROADCAST_KEY.to_owned(), self.broadcast_hash()?, 0));
         for (key, r) in self.longterm.keyed_records() {
             if select.record(r) {
                 out.push((format!("m/{}", r.id), hash_of(&(r, self.longterm.versions(&r.id)))?, key));
@@ -241,12 +241,43 @@ impl Engine {
         }
         for id in self.sessions.keys() {
             if select.session(id) {
-                let item = self.move_item(&format!("s/{id}"))?;
-                out.push((format!("s/{id}"), hash_of(&item)?, 0));
+                out.push((format!("s/{id}"), self.session_hash(id)?, 0));
             }
         }
         out.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         Ok(out)
+    }
+
+    /// The digest entries of `keys` this state holds, ascending by key, as
+    /// [`Engine::move_digest`] computes them: what a batch just stored, so
+    /// the split need not digest the new shard again.
+    pub fn move_digest_of(&self, keys: &[String]) -> Result<MoveDigest> {
+        let mut out = Vec::with_capacity(keys.len());
+        for key in keys {
+            if key == BROADCAST_KEY {
+                out.push((key.clone(), self.broadcast_hash()?, 0));
+            } else if let Some(id) = key.strip_prefix("m/") {
+                if let (Some(r), Some(&k)) = (self.longterm.get(id), self.longterm.key_of(id)) {
+                    out.push((key.clone(), hash_of(&(r, self.longterm.versions(id)))?, k));
+                }
+            } else if let Some(id) = key.strip_prefix("s/") {
+                if self.sessions.contains_key(id) {
+                    out.push((key.clone(), self.session_hash(id)?, 0));
+                }
+            }
+        }
+        out.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        out.dedup_by(|a, b| a.0 == b.0);
+        Ok(out)
+    }
+
+    fn broadcast_hash(&self) -> Result<u64> {
+        hash_of(&(&self.privacy, self.history.tool_ttls()))
+    }
+
+    fn session_hash(&self, id: &str) -> Result<u64> {
+        let item = self.move_item(&format!("s/{id}"))?;
+        hash_of(&item)
     }
 
     /// The item under `key`, if this state holds it.

@@ -139,6 +139,11 @@ impl LongTerm {
         self.records.iter().map(|(k, r)| (*k, r))
     }
 
+    /// The internal key of record `id` (its place in this store).
+    pub fn key_of(&self, id: &str) -> Option<&u64> {
+        self.ids.get(id)
+    }
+
     /// Every record's history, by id (export).
     pub fn histories_snapshot(&self) -> Vec<(String, Vec<versions::Version>)> {
         self.histories.to_snapshot()

@@ -23,6 +23,7 @@
 //! every acknowledged write in exactly one shard.
 
 use std::cell::RefCell;
+use std::collections::BTreeMap;
 
 use futures_util::lock::Mutex;
 use serde::{Deserialize, Serialize};
@@ -82,6 +83,11 @@ struct Move {
     seq: u64,
     rounds: u64,
     items: u64,
+    /// The new shard's digest as its imports answered it, so a round
+    /// digests the source alone (under the fence, half the work). Not
+    /// logged: a move run again after a crash digests the new shard anew.
+    #[serde(skip)]
+    to_digest: Option<MoveDigest>,
 }
 
 /// What the directory is asked.
@@ -203,7 +209,7 @@ async fn plan(state: &State, env: &Env, b: &SplitBody, now: Millis) -> Result<Mo
     let next = map.split(from, to)?;
     let kept = next.buckets_of(from);
     let buckets: Vec<Bucket> = map.buckets_of(from).into_iter().filter(|b| kept.binary_search(b).is_err()).collect();
-    let mv = Move { id: next.epoch, tenant: b.tenant.clone(), from, to, buckets, next, step: Step::Copy, headers: b.headers.clone(), reason: b.reason.clone(), started_ms: now, fenced_ms: None, seq: 0, rounds: 0, items: 0 };
+    let mv = Move { id: next.epoch, tenant: b.tenant.clone(), from, to, buckets, next, step: Step::Copy, headers: b.headers.clone(), reason: b.reason.clone(), started_ms: now, fenced_ms: None, seq: 0, rounds: 0, items: 0, to_digest: None };
     // The source must open without a key: a sealed tenant's directory
     // holds none, and its alarm could not finish the move.
     shard_call(env, &mv, mv.from, "digest", &json!({ "move_id": mv.id, "buckets": [] })).await?;
@@ -229,16 +235,26 @@ fn digest_of(v: &Value) -> Result<(MoveDigest, u64)> {
     Ok((d, v["watermark"].as_u64().unwrap_or(0)))
 }
 
-/// One catch-up round: answers how many items it changed.
+/// One catch-up round: answers how many items it changed. The new shard
+/// is digested only when no earlier round of this run knows its digest:
+/// only the split writes to the moving buckets there before the flip, and
+/// each import answers the digest of what it stored.
 async fn round(env: &Env, mv: &mut Move) -> Result<usize> {
     let body = json!({ "move_id": mv.id, "buckets": mv.buckets });
     let source = shard_call(env, mv, mv.from, "digest", &body).await?;
     let embedder = source["embedder"].clone();
     let (from, _) = digest_of(&source)?;
-    let (to, watermark) = digest_of(&shard_call(env, mv, mv.to, "digest", &body).await?)?;
-    // Batches already applied there are never numbered again.
-    mv.seq = mv.seq.max(watermark);
+    let to = match mv.to_digest.take() {
+        Some(known) => known,
+        None => {
+            let (to, watermark) = digest_of(&shard_call(env, mv, mv.to, "digest", &body).await?)?;
+            // Batches already applied there are never numbered again.
+            mv.seq = mv.seq.max(watermark);
+            to
+        }
+    };
     let diff = move_diff(&from, &to);
+    let mut known: Option<BTreeMap<String, (u64, u64)>> = Some(to.into_iter().map(|(k, h, o)| (k, (h, o))).collect());
     let n = diff.len();
     let max = limits::SHARD_MOVE_BATCH_ITEMS_MAX;
     let batches = diff.send.len().div_ceil(max).max(diff.remove.len().div_ceil(max));
@@ -247,9 +263,25 @@ async fn round(env: &Env, mv: &mut Move) -> Result<usize> {
         let remove = diff.remove.iter().skip(i * max).take(max).cloned().collect::<Vec<_>>();
         let items = if keys.is_empty() { json!([]) } else { shard_call(env, mv, mv.from, "items", &json!({ "move_id": mv.id, "keys": keys })).await?["items"].take() };
         mv.seq += 1;
-        shard_call(env, mv, mv.to, "import", &json!({ "move_id": mv.id, "seq": mv.seq, "items": items, "remove": remove, "embedder": embedder })).await?;
+        let mut answer = shard_call(env, mv, mv.to, "import", &json!({ "move_id": mv.id, "seq": mv.seq, "items": items, "remove": remove, "embedder": embedder })).await?;
         mv.items += (keys.len() + remove.len()) as u64;
+        // What the batch changed there: its removals gone, its items as
+        // stored (a key the source no longer held sent nothing, and the
+        // new shard's entry for it stands). An answer without it (a shard
+        // of an earlier release) leaves the next round to digest the new
+        // shard.
+        let stored = serde_json::from_value::<MoveDigest>(answer["stored"].take()).ok();
+        match (known.as_mut(), stored) {
+            (Some(map), Some(stored)) => {
+                for k in &remove {
+                    map.remove(k);
+                }
+                map.extend(stored.into_iter().map(|(k, h, o)| (k, (h, o))));
+            }
+            _ => known = None,
+        }
     }
+    mv.to_digest = known.map(|m| m.into_iter().map(|(k, (h, o))| (k, h, o)).collect());
     mv.rounds += 1;
     Ok(n)
 }
