@@ -1,15 +1,19 @@
 // Splitting a shard (issue 21), under `wrangler dev` on this machine: one
 // tenant's records in a single shard (EDGEMEM_SHARDS_INITIAL=1), then an
-// admin split that moves half of its buckets to a new shard while a writer
-// creates records as fast as it can, half of them in moving buckets.
+// admin split that moves half of its buckets to a new shard while writers
+// (SPLIT_WRITERS, default 4) create records as fast as they can, half of
+// them in moving buckets.
 // Reported: the split's time and its fence (from its report), the writes'
-// p50 / p99 / max latency during the split and the p99 of those answered
-// while the fence held, and the check that every acknowledged write is in
-// exactly one shard (0 lost, 0 duplicated). Per 100,000 records moved is
-// the measured figure scaled by the records the split moved.
+// p50 / p99 / max latency during the split, the p99 of those answered
+// while the fence held, the writes the fence stalled (refused
+// `shard_moved` by the fenced source and retried by the front: the
+// meter's `shard_retries`) with their p50 / p99, and the check that every
+// acknowledged write is in exactly one shard (0 lost, 0 duplicated). Per
+// 100,000 records moved is the measured figure scaled by the records the
+// split moved.
 //
 //   make build && node benches/shard-split.mjs
-//   SPLIT_RECORDS=40000 node benches/shard-split.mjs
+//   SPLIT_RECORDS=40000 SPLIT_WRITERS=8 node benches/shard-split.mjs
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -24,6 +28,10 @@ const ROOT = fileURLToPath(new URL("../", import.meta.url));
 // build peak), so the default is the split threshold's order.
 const RECORDS = Number(process.env.SPLIT_RECORDS ?? 20_000);
 const USERS = 2000;
+const WRITERS = Number(process.env.SPLIT_WRITERS ?? 4);
+// The shard must not split by itself during the load (its f32 threshold
+// is 8,000 records), so the admin split moves half of what was loaded.
+const THRESHOLD = Number(process.env.SPLIT_THRESHOLD ?? 200_000);
 const NS = "splitbench";
 
 async function call(base, method, path, body) {
@@ -34,11 +42,12 @@ async function call(base, method, path, body) {
   try {
     json = JSON.parse(text);
   } catch {}
-  return { ms: performance.now() - t, status: r.status, json, text, at: t };
+  const meter = Object.fromEntries((r.headers.get("x-edgemem-meter") ?? "").split(";").filter(Boolean).map((kv) => kv.trim().split("=")).map(([k, v]) => [k, Number(v)]));
+  return { ms: performance.now() - t, status: r.status, json, text, at: t, retries: meter.shard_retries ?? 0 };
 }
 
 const dir = mkdtempSync(join(tmpdir(), "edgemem-split-bench-"));
-const dev = await startWranglerDev(ROOT, { persistDir: dir, vars: { EDGEMEM_DEV_MODE: "1", EDGEMEM_SHARDS_INITIAL: "1" } });
+const dev = await startWranglerDev(ROOT, { persistDir: dir, vars: { EDGEMEM_DEV_MODE: "1", EDGEMEM_SHARDS_INITIAL: "1", EDGEMEM_SHARD_SPLIT_RECORDS: String(THRESHOLD) } });
 const base = dev.url.replace(/\/$/, "");
 try {
   const users = new Map();
@@ -58,26 +67,27 @@ try {
   const loadS = (loadEnd - loadStart) / 1000;
   process.stderr.write(`loaded ${RECORDS} records in ${loadS.toFixed(1)} s\n`);
 
-  // The writer: creates until the split answers, each timed.
+  // The writers: create until the split answers, each write timed.
   const writes = [];
   let done = false;
   let n = 0;
-  const writer = (async () => {
+  const writer = async () => {
     while (!done) {
       const id = `w${n++}`;
       const user = `user-${next(USERS)}`;
       const r = await call(base, "POST", `/v1/long-term-memory/?namespace=${NS}`, { memories: [{ id, user_id: user, text: `written during the split ${id}` }] });
-      writes.push({ id, user, ms: r.ms, at: r.at, status: r.status });
+      writes.push({ id, user, ms: r.ms, at: r.at, status: r.status, retries: r.retries });
       if (r.ms > 2000 || ![200, 409].includes(r.status)) process.stderr.write(`slow or failed write ${id}: ${r.status} in ${r.ms.toFixed(0)} ms at +${(r.at - loadEnd).toFixed(0)} ms: ${r.text.slice(0, 200)}\n`);
     }
-  })();
+  };
+  const writers = Promise.all(Array.from({ length: WRITERS }, writer));
   await new Promise((r) => setTimeout(r, 500));
   const splitStart = performance.now();
   const split = await call(base, "POST", `/v1/admin/shards/split?namespace=${NS}`, { shard: 0 });
   const splitEnd = performance.now();
   process.stderr.write(`split from +${(splitStart - loadEnd).toFixed(0)} to +${(splitEnd - loadEnd).toFixed(0)} ms\n`);
   done = true;
-  await writer;
+  await writers;
   if (split.status !== 200) throw new Error(`split: ${split.status} ${split.text}`);
   const rep = split.json;
 
@@ -104,6 +114,7 @@ try {
   const during = writes.filter((w) => w.at >= splitStart && w.at <= splitEnd);
   const fenceStart = splitEnd - (rep.fence_ms ?? 0);
   const fenced = writes.filter((w) => w.at + w.ms >= fenceStart && w.at <= splitEnd);
+  const stalled = writes.filter((w) => w.retries > 0);
   const per100k = (x) => (x * 100_000) / Math.max(1, moved);
   const out = {
     records: RECORDS,
@@ -119,8 +130,13 @@ try {
     write_ms_p50: +pct(during.map((w) => w.ms), 50).toFixed(1),
     write_ms_p99: +pct(during.map((w) => w.ms), 99).toFixed(1),
     write_ms_max: +Math.max(...during.map((w) => w.ms)).toFixed(1),
+    writers: WRITERS,
     writes_in_fence: fenced.length,
     fenced_write_ms_p99: +pct(fenced.map((w) => w.ms), 99).toFixed(1),
+    writes_stalled_by_fence: stalled.length,
+    stalled_write_ms_p50: stalled.length ? +pct(stalled.map((w) => w.ms), 50).toFixed(1) : null,
+    stalled_write_ms_p99: stalled.length ? +pct(stalled.map((w) => w.ms), 99).toFixed(1) : null,
+    stalled_write_retries_max: stalled.length ? Math.max(...stalled.map((w) => w.retries)) : 0,
     refused_409: writes.filter((w) => w.status === 409).length,
     other_errors: writes.filter((w) => ![200, 409].includes(w.status)).length,
     acknowledged: acked.length,
