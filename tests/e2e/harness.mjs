@@ -51,7 +51,9 @@ export function browserHarness({ root, required, profilePrefix, viewport, action
         executablePath: "/usr/bin/chromium",
         headless: true,
         viewport,
-        timeout: 20_000,
+        // A loaded 2-core machine (a build beside the tests) has taken
+        // more than 20 s to start Chromium; the hook's own bound is 90 s.
+        timeout: 60_000,
         args: CHROMIUM_ARGS,
       });
       context.setDefaultTimeout(actionTimeoutMs);
@@ -62,7 +64,8 @@ export function browserHarness({ root, required, profilePrefix, viewport, action
   after(async () => {
     await context?.close().catch(() => {});
     await server?.stop().catch(() => {});
-    if (userDataDir) await rm(userDataDir, { recursive: true, force: true });
+    // A Chromium that never finished starting may still be writing there.
+    if (userDataDir) await rm(userDataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
   });
 
   /**
