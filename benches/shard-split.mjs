@@ -85,7 +85,7 @@ try {
   const splitStart = performance.now();
   const split = await call(base, "POST", `/v1/admin/shards/split?namespace=${NS}`, { shard: 0 });
   const splitEnd = performance.now();
-  process.stderr.write(`split from +${(splitStart - loadEnd).toFixed(0)} to +${(splitEnd - loadEnd).toFixed(0)} ms\n`);
+  process.stderr.write(`split from +${(splitStart - loadEnd).toFixed(0)} to +${(splitEnd - loadEnd).toFixed(0)} ms: ${split.text.slice(0, 400)}\n`);
   done = true;
   await writers;
   if (split.status !== 200) throw new Error(`split: ${split.status} ${split.text}`);
