@@ -106,10 +106,19 @@
 # tuple (one sequence visitor) and home's marks reuse the map type the
 # engine already had, which kept about 2 KB out of npm; two builds of the
 # same sources differed by 195 bytes gzip (same raw size).
+# Stop 39: an edit that moves a record to another user's shard (the front's
+# hand-over, the shards' adopt and drop steps) and the split's digest of
+# what each import stored took the Worker from 1,977,330 to 1,995,730
+# gzip: raised to 2,000,000. A first build measured 2,028,236: the front
+# decoded the moving record (serde_json::Value into the record's whole
+# state type) to read its version; it now passes the item through as the
+# old shard wrote it and that shard answers the version, and the split's
+# kept digest is a sorted Vec rather than a new BTreeMap type (33 KB gzip
+# out together).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NPM_WASM_GZIP_BYTES_MAX=1410000
-WORKER_GZIP_BYTES_MAX=1990000
+WORKER_GZIP_BYTES_MAX=2000000
 
 gz() { gzip -9c "$@" | wc -c; }
 npm_raw=$(wc -c < pkg/edgemem_bg.wasm)

@@ -60,6 +60,9 @@ pub struct MoveBody {
     pub remove: Vec<String>,
     #[serde(default)]
     pub embedder: Option<String>,
+    /// `items` only: answer each record's version too.
+    #[serde(default)]
+    pub versions: bool,
 }
 
 /// `{digest, watermark, embedder}`: the moving part's digest, the last
@@ -71,13 +74,27 @@ pub async fn digest<B: Backend>(store: &Store<B>, b: &MoveBody) -> Result<Value>
 }
 
 /// `{items, embedder}`: the items under `keys` (at most a batch), those
-/// still here, and the records' embedder.
+/// still here, and the records' embedder; with `versions`, each record's
+/// [`memory_version`](crate::core::engine::moves::memory_version) under
+/// `versions` by id too (what a hand-over names).
 pub async fn items<B: Backend>(store: &Store<B>, b: &MoveBody) -> Result<Value> {
     if b.keys.len() > limits::SHARD_MOVE_BATCH_ITEMS_MAX {
         return Err(Error::LimitExceeded { what: "keys in one move batch".into(), limit: limits::SHARD_MOVE_BATCH_ITEMS_MAX as u64 });
     }
-    let (items, embedder) = store.read(|e| b.keys.iter().filter_map(|k| e.move_item(k).transpose()).collect::<Result<Vec<MoveItem>>>().map(|i| (i, e.longterm().embedder().map(str::to_owned)))).await??;
-    Ok(json!({ "items": items, "embedder": embedder }))
+    store
+        .read(|e| {
+            let items = b.keys.iter().filter_map(|k| e.move_item(k).transpose()).collect::<Result<Vec<MoveItem>>>()?;
+            let mut versions = serde_json::Map::new();
+            if b.versions {
+                for id in b.keys.iter().filter_map(|k| k.strip_prefix("m/")) {
+                    if let Some(v) = e.memory_version_of(id)? {
+                        versions.insert(id.to_owned(), json!(v));
+                    }
+                }
+            }
+            Ok(json!({ "items": items, "embedder": e.longterm().embedder(), "versions": versions }))
+        })
+        .await?
 }
 
 /// A record's hand-over to its new user's shard ([`Op::Adopt`] there,

@@ -23,7 +23,6 @@ use worker::Method;
 
 use super::split::MOVE_PATH;
 use super::{canonical, Answer, Sharded};
-use crate::core::engine::moves::{memory_version, MoveItem};
 use crate::core::error::{Error, Result};
 use crate::core::limits;
 use crate::core::shard::{record_bucket, Bucket, ShardId, ShardMap};
@@ -122,11 +121,13 @@ async fn hand_over(s: &Sharded<'_>, epoch: u64, id: &str, from: &Held, to: (Shar
     let key = format!("m/{id}");
     let mut adopted: Option<u64> = None;
     for _ in 0..limits::SHARD_HAND_OVER_ROUNDS_MAX {
-        let got = match step(s, from.shard, epoch, &from.buckets, "items", &json!({ "move_id": 0, "keys": [key] })).await? {
+        let got = match step(s, from.shard, epoch, &from.buckets, "items", &json!({ "move_id": 0, "keys": [key], "versions": true })).await? {
             Ok(v) => v,
             Err(refused) => return Ok(Some(refused)),
         };
-        let Some(item) = got["items"].get(0) else {
+        // The item passes through as the old shard wrote it: the front
+        // never decodes a record's state.
+        let (Some(item), Some(version)) = (got["items"].get(0), got["versions"][id].as_u64()) else {
             // Deleted at the old shard meanwhile: at the new one too.
             if let Some(version) = adopted {
                 if let Err(refused) = step(s, to.0, epoch, &[to.1], "hand-over", &json!({ "id": id, "version": version })).await? {
@@ -135,9 +136,6 @@ async fn hand_over(s: &Sharded<'_>, epoch: u64, id: &str, from: &Held, to: (Shar
             }
             return Ok(None);
         };
-        let item: MoveItem = serde_json::from_value(item.clone()).map_err(|e| Error::Internal { detail: format!("a record's item: {e}") })?;
-        let MoveItem::Memory { record, versions, .. } = &item else { return Err(Error::Internal { detail: "a record's item is not a record".into() }) };
-        let version = memory_version(record, versions)?;
         let body = json!({ "item": item, "embedder": got["embedder"] });
         if let Err(refused) = step(s, to.0, epoch, &[to.1], "hand-over", &body).await? {
             return Ok(Some(refused));
@@ -163,12 +161,11 @@ async fn leftovers_dropped(s: &Sharded<'_>, map: &ShardMap, epoch: u64, id: &str
         Some(map.owner(record_bucket(user.as_deref(), id)))
     };
     let Some(&owner) = holders.iter().find(|&&i| owner_of(&answers[i]) == Some(shards[i])) else { return Ok(holders) };
-    let got = match step(s, shards[owner], epoch, &[], "items", &json!({ "move_id": 0, "keys": [format!("m/{id}")] })).await? {
+    let got = match step(s, shards[owner], epoch, &[], "items", &json!({ "move_id": 0, "keys": [format!("m/{id}")], "versions": true })).await? {
         Ok(v) => v,
         Err(_) => return Ok(holders),
     };
-    let Some(Ok(MoveItem::Memory { record, versions, .. })) = got["items"].get(0).map(|i| serde_json::from_value::<MoveItem>(i.clone())) else { return Ok(holders) };
-    let version = memory_version(&record, &versions)?;
+    let Some(version) = got["versions"][id].as_u64() else { return Ok(holders) };
     let mut left = vec![owner];
     for &i in holders.iter().filter(|&&i| i != owner) {
         let dropped = matches!(step(s, shards[i], epoch, &[], "hand-over", &json!({ "id": id, "version": version })).await?, Ok(v) if v["applied"] == true);

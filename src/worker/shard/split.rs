@@ -23,7 +23,6 @@
 //! every acknowledged write in exactly one shard.
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
 
 use futures_util::lock::Mutex;
 use serde::{Deserialize, Serialize};
@@ -254,7 +253,7 @@ async fn round(env: &Env, mv: &mut Move) -> Result<usize> {
         }
     };
     let diff = move_diff(&from, &to);
-    let mut known: Option<BTreeMap<String, (u64, u64)>> = Some(to.into_iter().map(|(k, h, o)| (k, (h, o))).collect());
+    let mut known: Option<MoveDigest> = Some(to);
     let n = diff.len();
     let max = limits::SHARD_MOVE_BATCH_ITEMS_MAX;
     let batches = diff.send.len().div_ceil(max).max(diff.remove.len().div_ceil(max));
@@ -271,19 +270,22 @@ async fn round(env: &Env, mv: &mut Move) -> Result<usize> {
         // of an earlier release) leaves the next round to digest the new
         // shard.
         let stored = serde_json::from_value::<MoveDigest>(answer["stored"].take()).ok();
-        match (known.as_mut(), stored) {
-            (Some(map), Some(stored)) => {
-                for k in &remove {
-                    map.remove(k);
-                }
-                map.extend(stored.into_iter().map(|(k, h, o)| (k, (h, o))));
-            }
-            _ => known = None,
-        }
+        known = known.zip(stored).map(|(known, stored)| patched(known, remove, stored));
     }
-    mv.to_digest = known.map(|m| m.into_iter().map(|(k, (h, o))| (k, h, o)).collect());
+    mv.to_digest = known;
     mv.rounds += 1;
     Ok(n)
+}
+
+/// `known` (ascending by key) without the keys of `remove` and with the
+/// entries of `stored` (ascending by key) in place of its own.
+fn patched(known: MoveDigest, mut remove: Vec<String>, stored: MoveDigest) -> MoveDigest {
+    remove.sort_unstable();
+    let gone = |k: &String| remove.binary_search(k).is_ok() || stored.binary_search_by(|s| s.0.cmp(k)).is_ok();
+    let mut out: MoveDigest = known.into_iter().filter(|(k, ..)| !gone(k)).collect();
+    out.extend(stored);
+    out.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    out
 }
 
 /// Runs the move from its logged step to the end; answers its report.
