@@ -208,11 +208,10 @@ fn lineage(held: &MemoryRecord, held_versions: &[Version], item: &MemoryRecord, 
     if held.created_at != item.created_at {
         return None;
     }
-    let mark = |v: &Version| (v.ts, v.op, v.text_hash.clone());
     let mut shared = 0;
     for h in held_versions {
         if let Some(i) = item_versions.iter().find(|i| i.version == h.version) {
-            if mark(i) != mark(h) {
+            if (i.ts, i.op, &i.text_hash) != (h.ts, h.op, &h.text_hash) {
                 return None;
             }
             shared += 1;

@@ -25,6 +25,7 @@ use super::split::MOVE_PATH;
 use super::{canonical, Answer, Sharded};
 use crate::core::error::{Error, Result};
 use crate::core::limits;
+use crate::core::privacy::PseudonymKey;
 use crate::core::shard::{record_bucket, Bucket, ShardId, ShardMap};
 
 /// Where a record is: its shard and, when known, its bucket.
@@ -85,9 +86,7 @@ async fn at(s: &Sharded<'_>, map: &ShardMap, epoch: u64, id: &str, held: Held) -
         return Ok(a);
     }
     // The record as the edit left it says whose it is now.
-    let key = s.privacy()?;
-    let user = a.json().and_then(|v| v["user_id"].as_str().map(|u| canonical(key.as_ref(), u)));
-    let bucket = record_bucket(user.as_deref(), id);
+    let bucket = answer_bucket(&a, s.privacy()?.as_ref(), id);
     let to = (map.owner(bucket), bucket);
     if to.0 == held.shard {
         return Ok(a);
@@ -101,6 +100,13 @@ async fn at(s: &Sharded<'_>, map: &ShardMap, epoch: u64, id: &str, held: Held) -
         super::super::routing::register(s.env, &s.tenant, &[id.to_owned()], Some(&[bucket]), super::super::now_ms()).await?;
     }
     Ok(a)
+}
+
+/// The bucket of record `id` as a shard's answer (its AMS JSON) gives its
+/// user: the raw user id's (a sealed one opened), or the id's without one.
+fn answer_bucket(a: &Answer, key: Option<&PseudonymKey>, id: &str) -> Bucket {
+    let user = a.json().and_then(|v| v["user_id"].as_str().map(|u| canonical(key, u)));
+    record_bucket(user.as_deref(), id)
 }
 
 /// One step of a hand-over at `shard`: its answer, or the shard's refusal
@@ -155,12 +161,7 @@ async fn hand_over(s: &Sharded<'_>, epoch: u64, id: &str, from: &Held, to: (Shar
 /// hand-over left; they are dropped. Answers the holders left.
 async fn leftovers_dropped(s: &Sharded<'_>, map: &ShardMap, epoch: u64, id: &str, shards: &[ShardId], answers: &[Answer], holders: Vec<usize>) -> Result<Vec<usize>> {
     let key = s.privacy()?;
-    let owner_of = |a: &Answer| {
-        let v = a.json()?;
-        let user = v["user_id"].as_str().map(|u| canonical(key.as_ref(), u));
-        Some(map.owner(record_bucket(user.as_deref(), id)))
-    };
-    let Some(&owner) = holders.iter().find(|&&i| owner_of(&answers[i]) == Some(shards[i])) else { return Ok(holders) };
+    let Some(&owner) = holders.iter().find(|&&i| map.owner(answer_bucket(&answers[i], key.as_ref(), id)) == shards[i]) else { return Ok(holders) };
     let got = match step(s, shards[owner], epoch, &[], "items", &json!({ "move_id": 0, "keys": [format!("m/{id}")], "versions": true })).await? {
         Ok(v) => v,
         Err(_) => return Ok(holders),
