@@ -139,6 +139,15 @@ limits! {
     /// items changed (or after its last round): the fence then lasts one
     /// small round.
     pub const SHARD_MOVE_FENCE_LAG_ITEMS: usize = 64;
+    /// How long a fence waits, in milliseconds, for the writes its shard
+    /// admitted before it (each still on its way to the state) before it
+    /// lifts again and the split is retried: a write that slow (a remote
+    /// embedder, a summarizer) must not hold the moving buckets' writes
+    /// back for its whole length.
+    pub const SHARD_FENCE_DRAIN_MS: u64 = 5_000;
+    /// How often a fence looks again whether those writes are answered, in
+    /// milliseconds.
+    pub const SHARD_FENCE_DRAIN_POLL_MS: u64 = 2;
     /// Records a shard of int8 vectors holds before it asks its directory
     /// to split it (a deployment may set `EDGEMEM_SHARD_SPLIT_RECORDS`).
     /// From the 64 MB budget per shard: measured (benches/shard-scale.mjs),

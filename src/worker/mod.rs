@@ -226,8 +226,10 @@ pub struct MemoryObject {
     /// Records inserted from this key on have not been checked for a
     /// bucket this shard does not own ([`shard::hand_over`]).
     hand_over_from: Cell<u64>,
-    /// A split's fence on this shard, once read ([`shard::split::fence`]).
-    shard_fence: RefCell<Option<Option<shard::split::Fence>>>,
+    /// A split's fence on this shard, once read ([`shard::fence::fence`]).
+    shard_fence: RefCell<Option<Option<shard::fence::Fence>>>,
+    /// The routed writes admitted and not yet answered ([`shard::fence::InFlight`]).
+    in_flight: shard::fence::InFlight,
     /// In a tenant's directory object: one split runs at a time.
     split_lock: Mutex<()>,
     /// When this shard last asked its directory for a split.
@@ -327,6 +329,9 @@ impl MemoryObject {
         }
         // A shard checks what the front routed by before it opens anything.
         let routed = shard::Routed::from_request(req)?;
+        // Counted before the fence check, so a fence set while this request
+        // is anywhere past it waits for its answer.
+        let admitted = routed.as_ref().and_then(|r| self.in_flight.begin(r));
         if let Some(r) = &routed {
             shard::admit(&self.env, &self.state, &self.shard_fence, &self.shard_map, r).await?;
             let me = shard::ShardSelf { tenant: r.tenant.clone(), shard: r.shard, namespace: req.headers().get(NAMESPACE_HEADER).map_err(w)?, dev: req.headers().get(DEV_HEADER).map_err(w)?.as_deref() == Some("1") };
@@ -363,7 +368,7 @@ impl MemoryObject {
             // No alarm is set here: a new shard must not run background
             // work (extraction, the hand-over) on buckets it does not own
             // yet. Its first routed write after the flip sets one.
-            let v = shard::split::serve_move(&self.state, &store, &self.shard_fence, &self.shard_map, step, &body, now_ms()).await?;
+            let v = shard::split::serve_move(&self.state, &store, shard::split::Held { fence: &self.shard_fence, writes: &self.in_flight, map: &self.shard_map }, step, &body, now_ms()).await?;
             return json_response(api::Response { status: 200, body: v, raw: None, content_type: None }).map_err(w);
         }
         // The headers a call to another of the tenant's objects carries.
@@ -418,6 +423,13 @@ impl MemoryObject {
         if method != Method::Get {
             api::quota::check(&store, method.as_ref(), url.path(), &body, &quotas(&self.env)?).await?;
         }
+        if admitted.is_some() && dev {
+            // A test fault (dev mode): a routed write slow on its way to the
+            // state, as a remote embedder makes it.
+            if let Some(ms) = env_string(&self.env, "EDGEMEM_TEST_WRITE_PAUSE_MS").and_then(|v| v.parse::<u64>().ok()) {
+                worker::Delay::from(std::time::Duration::from_millis(ms.min(limits::SHARD_FENCE_DRAIN_MS * 2))).await;
+            }
+        }
         let api_req = api::Request { method: method.as_ref(), path: url.path(), query, body: &body };
         let mut rand = random_bits;
         // A sharded tenant's home gathers summary-view runs from its shards.
@@ -463,6 +475,8 @@ impl MemoryObject {
                 body.insert("storage".into(), serde_json::json!({ "backend": "durable-object-sql", "database_bytes": database_bytes, "rows_read": total.rows_read, "rows_written": total.rows_written, "sql_statements": total.statements }));
             }
         }
+        // Applied: a fence no longer waits for it (what follows writes elsewhere).
+        drop(admitted);
         if let Some(r) = routed.as_ref().filter(|_| method != Method::Get && resp.status == 200) {
             let keys: Vec<(String, String)> = req.headers().get(crate::core::auth::ENCRYPTION_KEY_HEADER).map_err(w)?.map(|k| (crate::core::auth::ENCRYPTION_KEY_HEADER.to_owned(), k)).into_iter().collect();
             Box::pin(self.after_write(&store, &r.tenant, &keys, pass, ltm_before)).await;
@@ -517,7 +531,7 @@ fn privacy_key(env: &Env, namespace: &str, dev: bool) -> Result<Option<crate::co
 impl DurableObject for MemoryObject {
     fn new(state: State, env: Env) -> Self {
         let state = Rc::new(state);
-        MemoryObject { hub: Rc::new(feed::Hub::new(state.clone())), state, env, store: Mutex::new(None), wake_due: Cell::new(false), keys: auth::KeyDirectory::default(), alarm_at: Cell::new(None), meter: Rc::new(sql::Meter::default()), wiped: Rc::new(Cell::new(false)), shard_map: RefCell::new(None), map_lock: Mutex::new(()), shard_self: RefCell::new(None), hand_over_from: Cell::new(0), shard_fence: RefCell::new(None), split_lock: Mutex::new(()), split_asked: Cell::new(0), views_trust: Cell::new(Default::default()), feed_lock: Mutex::new(()), feed_relaying: Cell::new(Default::default()) }
+        MemoryObject { hub: Rc::new(feed::Hub::new(state.clone())), state, env, store: Mutex::new(None), wake_due: Cell::new(false), keys: auth::KeyDirectory::default(), alarm_at: Cell::new(None), meter: Rc::new(sql::Meter::default()), wiped: Rc::new(Cell::new(false)), shard_map: RefCell::new(None), map_lock: Mutex::new(()), shard_self: RefCell::new(None), hand_over_from: Cell::new(0), shard_fence: RefCell::new(None), in_flight: Default::default(), split_lock: Mutex::new(()), split_asked: Cell::new(0), views_trust: Cell::new(Default::default()), feed_lock: Mutex::new(()), feed_relaying: Cell::new(Default::default()) }
     }
 
     async fn fetch(&self, mut req: Request) -> WResult<Response> {

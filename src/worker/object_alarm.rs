@@ -23,12 +23,15 @@ impl MemoryObject {
         }
         // A fenced shard waits for its split's release: no expiry or
         // extraction on buckets that are moving.
-        if matches!(shard::split::fence(&self.state, &self.shard_fence).await, Ok(Some(_))) {
+        if matches!(shard::fence::fence(&self.state, &self.shard_fence).await, Ok(Some(_))) {
             let at = now_ms() + shard::split::RETRY_MS;
             self.alarm_at.set(Some(at));
             let _ = self.state.storage().set_alarm(worker::ScheduledTime::new(js_sys::Date::new(&(at as f64).into()))).await;
             return Response::ok("fenced");
         }
+        // Counted as a write to every bucket: a fence set meanwhile waits
+        // for the expiry and extraction it runs.
+        let _background = self.in_flight.begin_background();
         let run = async {
             // The key held in memory serves the alarm; without one, only a
             // plaintext tenant opens.

@@ -20,7 +20,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startWorker, workerPool } from "./miniflare.mjs";
-import { bucketOf, ownerIn, checkPlacement, shardPost } from "./split-check.mjs";
+import { bucketOf, evenOwner, ownerIn, checkPlacement, shardPost } from "./split-check.mjs";
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -188,6 +188,72 @@ for (const step of ["copy", "fenced", "flipped"]) {
     await checkSessions(call, ns, new Map(Array.from({ length: 7 }, (_, s) => [`sess-${s}`, []])));
   });
 }
+
+// A write the source admitted just before its fence, still on its way to
+// the state (a dev-mode pause after the fence check, as a remote embedder
+// makes it), must be in the last round's digest: the fence waits for it.
+// Without that wait the write is acknowledged after the last round and
+// collected with the old copy at the release: lost. The split stops after
+// its flip (as a crash would), so the late write lands before the
+// directory's alarm releases the source.
+test("a write admitted before the fence and slow to apply is not lost", async () => {
+  const { call } = await start({ EDGEMEM_SHARDS_INITIAL: "2", EDGEMEM_TEST_FAULT: "split_stop_flipped", EDGEMEM_TEST_WRITE_PAUSE_MS: "1500" });
+  const ns = "fence-drain";
+  const memories = Array.from({ length: 40 }, (_, i) => ({ id: `seed-${i}`, text: `seed memory ${i}`, user_id: `u${i % 23}` }));
+  assert.equal((await call("POST", `/v1/long-term-memory/?namespace=${ns}`, { memories })).status, 200);
+  // Users of shard 1 only, so the write is one request, to the source.
+  const users = Array.from({ length: 200 }, (_, i) => `v${i}`).filter((u) => evenOwner(bucketOf(u), 2) === 1).slice(0, 30);
+  const slow = users.map((u, i) => ({ id: `slow-${i}`, text: `written as the fence came ${i}`, user_id: u }));
+  const sent = performance.now();
+  const write = call("POST", `/v1/long-term-memory/?namespace=${ns}`, { memories: slow });
+  await sleep(300);
+  const split = await call("POST", `/v1/admin/shards/split?namespace=${ns}`, { shard: 1 });
+  const splitAnswered = performance.now();
+  assert.equal(split.status, 500, split.text);
+  const w = await write;
+  assert.equal(w.status, 200, w.text);
+  // The fence waited for the write: the split answered after it did.
+  assert.ok(splitAnswered - sent >= 1400, `the split answered ${Math.round(splitAnswered - sent)} ms after the write was sent`);
+  let st;
+  for (let i = 0; i < 60; i++) {
+    st = await status(call, ns);
+    if (!st.moving && st.last_split) break;
+    await sleep(250);
+  }
+  assert.equal(st.moving, null, "the alarm did not finish the split");
+  const all = [...memories, ...slow];
+  const moved = slow.filter((m) => ownerIn(st.map, bucketOf(m.user_id)) === st.last_split.to);
+  assert.ok(moved.length > 0, "some of the slow write's records are in moved buckets");
+  checkPlacement(st, new Set(all.map((m) => m.id)), new Set(), new Map(all.map((m) => [m.id, m.user_id])));
+});
+
+// A write slower than the fence's wait (EDGEMEM_TEST_WRITE_PAUSE_MS past
+// SHARD_FENCE_DRAIN_MS, 5 s) does not hold the moving buckets' writes back
+// for its whole length: the fence lifts, the split answers `overloaded`,
+// and the directory's alarm splits again once the write is done.
+test("a fence lifts again when a write in flight outlasts its wait", async () => {
+  const { call } = await start({ EDGEMEM_SHARDS_INITIAL: "2", EDGEMEM_TEST_WRITE_PAUSE_MS: "6500" });
+  const ns = "fence-wait";
+  const users = Array.from({ length: 200 }, (_, i) => `v${i}`).filter((u) => evenOwner(bucketOf(u), 2) === 1).slice(0, 20);
+  const slow = users.map((u, i) => ({ id: `slow-${i}`, text: `a long write ${i}`, user_id: u }));
+  const write = call("POST", `/v1/long-term-memory/?namespace=${ns}`, { memories: slow });
+  await sleep(300);
+  const split = await call("POST", `/v1/admin/shards/split?namespace=${ns}`, { shard: 1 });
+  assert.equal(split.status, 503, split.text);
+  assert.equal(split.json.code, "overloaded");
+  // (The directory's alarm, due 2 s after the plan, may already be
+  // fencing again, and waiting again: the write is still in flight.)
+  assert.equal((await write).status, 200);
+  let st;
+  for (let i = 0; i < 80; i++) {
+    st = await status(call, ns);
+    if (!st.moving && st.last_split) break;
+    await sleep(250);
+  }
+  assert.equal(st.moving, null, "the alarm did not split again");
+  assert.equal(st.last_split.from, 1);
+  checkPlacement(st, new Set(slow.map((m) => m.id)), new Set(), new Map(slow.map((m) => [m.id, m.user_id])));
+});
 
 /** What shard `shard` of `tenant` holds, asked directly (it may be in no map). */
 const heldBy = (mf, tenant, shard) => shardPost(mf, tenant, shard, "/_shard/move/held", {});

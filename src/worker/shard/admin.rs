@@ -51,6 +51,10 @@ pub async fn admin(env: &Env, dev: bool, principal: &Principal, method: &str, pa
                 }
             }
             let report = call(env, &directory_name(&tenant), SPLIT_PATH, &json!({ "tenant": tenant, "shard": r.shard, "reason": "admin", "headers": headers }), &[]).await?;
+            if let Some("overloaded") = report["refused"]["code"].as_str() {
+                // Retried by the directory's alarm.
+                return Err(Error::Overloaded { what: report["refused"]["what"].as_str().unwrap_or("a split's steps").to_owned(), limit: report["refused"]["limit"].as_u64().unwrap_or(0) });
+            }
             // The front's own cache follows at once.
             map_for(env, &tenant, Some(initial), true, now).await?;
             Ok(report)

@@ -32,6 +32,7 @@ use super::{auth, front::Forward};
 mod admin;
 mod backup;
 pub mod feed;
+pub mod fence;
 mod object;
 mod record;
 mod spans;

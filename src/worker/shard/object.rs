@@ -43,12 +43,12 @@ pub async fn serve_map(state: &State, env: &Env, lock: &Mutex<()>, body: &[u8]) 
 }
 
 /// A shard's check of a routed request against its fence, if a split of
-/// its buckets is under way ([`super::split::fenced`]), and against its own
+/// its buckets is under way ([`super::fence::fenced`]), and against its own
 /// copy of the map, refreshed from the directory when the request knows a
 /// newer epoch.
-pub async fn admit(env: &Env, state: &State, fence: &RefCell<Option<Option<super::split::Fence>>>, cache: &RefCell<Option<ShardMap>>, routed: &Routed) -> Result<()> {
-    if let Some(f) = super::split::fence(state, fence).await? {
-        if super::split::fenced(&f, routed) {
+pub async fn admit(env: &Env, state: &State, fence: &RefCell<Option<Option<super::fence::Fence>>>, cache: &RefCell<Option<ShardMap>>, routed: &Routed) -> Result<()> {
+    if let Some(f) = super::fence::fence(state, fence).await? {
+        if super::fence::fenced(&f, routed) {
             return Err(Error::ShardMoved { epoch: f.flip_epoch });
         }
     }

@@ -29,6 +29,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use worker::{Env, State};
 
+use super::fence::{Fence, InFlight};
 use super::{call, directory_name, object_name, Routed, MAP_KEY};
 use crate::api;
 use crate::core::engine::moves::{move_diff, MoveDigest};
@@ -49,7 +50,6 @@ const MOVE_KEY: &str = "shard/move";
 const LAST_KEY: &str = "shard/last_move";
 const ABORTED_KEY: &str = "shard/last_abort";
 const WANT_KEY: &str = "shard/want";
-const FENCE_KEY: &str = "shard/fence";
 /// How soon the directory's alarm runs a move again after a crash, and a
 /// fenced shard's alarm looks again.
 pub const RETRY_MS: Millis = 2_000;
@@ -103,17 +103,7 @@ pub struct SplitBody {
     pub headers: Vec<(String, String)>,
 }
 
-/// A fence a source holds while a split of its buckets finishes.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Fence {
-    pub move_id: u64,
-    pub buckets: Vec<Bucket>,
-    /// The epoch of the map after the move: requests routed under it wait
-    /// for the release.
-    pub flip_epoch: u64,
-}
-
-fn storage_error(what: &str) -> impl Fn(worker::Error) -> Error + '_ {
+pub(super) fn storage_error(what: &str) -> impl Fn(worker::Error) -> Error + '_ {
     move |e| Error::storage(format!("{what}: {e}"))
 }
 
@@ -121,12 +111,12 @@ fn to_text<T: Serialize>(v: &T) -> Result<String> {
     serde_json::to_string(v).map_err(|e| Error::Internal { detail: e.to_string() })
 }
 
-async fn read<T: serde::de::DeserializeOwned>(state: &State, key: &str) -> Result<Option<T>> {
+pub(super) async fn read<T: serde::de::DeserializeOwned>(state: &State, key: &str) -> Result<Option<T>> {
     let Some(text) = state.storage().get::<String>(key).await.map_err(storage_error(key))? else { return Ok(None) };
     serde_json::from_str(&text).map(Some).map_err(|e| Error::SnapshotCorrupt { reason: format!("{key}: {e}") })
 }
 
-async fn write<T: Serialize>(state: &State, key: &str, v: &T) -> Result<()> {
+pub(super) async fn write<T: Serialize>(state: &State, key: &str, v: &T) -> Result<()> {
     state.storage().put(key, to_text(v)?).await.map_err(storage_error(key))
 }
 
@@ -156,7 +146,11 @@ pub async fn serve_split(state: &State, env: &Env, lock: &Mutex<()>, body: &[u8]
         // The alarm set at the plan may have run already: set it again.
         arm(state, now + RETRY_MS).await?;
     }
-    report
+    match report {
+        // Typed for the admin route (a call's error answer is only its text).
+        Err(Error::Overloaded { what, limit }) => Ok(json!({ "refused": { "code": "overloaded", "what": what, "limit": limit } })),
+        other => other,
+    }
 }
 
 /// The directory's alarm: a move logged and not done runs again; a split
@@ -307,7 +301,11 @@ async fn drive(state: &State, env: &Env, mut mv: Move, fault: Option<&str>) -> R
         }
         stop("copy")?;
         let fence = Fence { move_id: mv.id, buckets: mv.buckets.clone(), flip_epoch: mv.next.epoch };
-        shard_call(env, &mv, mv.from, "fence", &json!(fence)).await?;
+        // The source waits for the writes it admitted before the fence;
+        // one slower than its bound lifts the fence again.
+        if shard_call(env, &mv, mv.from, "fence", &json!(fence)).await?["fenced"] == false {
+            return Err(Error::Overloaded { what: format!("milliseconds the fence of split {} waited for writes in flight", mv.id), limit: limits::SHARD_FENCE_DRAIN_MS });
+        }
         mv.step = Step::Fenced;
         mv.fenced_ms = Some(super::super::now_ms());
         write(state, MOVE_KEY, &mv).await?;
@@ -391,34 +389,21 @@ pub async fn status(state: &State) -> Result<Value> {
     }))
 }
 
-/// A shard's fence, read once per object lifetime.
-pub async fn fence(state: &State, cell: &RefCell<Option<Option<Fence>>>) -> Result<Option<Fence>> {
-    if let Some(f) = cell.borrow().clone() {
-        return Ok(f);
-    }
-    let f: Option<Fence> = read(state, FENCE_KEY).await?;
-    *cell.borrow_mut() = Some(f.clone());
-    Ok(f)
-}
-
-/// Whether a fence refuses a routed request: anything routed under the
-/// map after the move until the release (but the tenant's home state),
-/// and writes to the moving buckets, to every bucket, or to every shard.
-pub fn fenced(f: &Fence, r: &Routed) -> bool {
-    let home_only = r.home && !r.all;
-    if home_only {
-        return false;
-    }
-    if r.epoch >= f.flip_epoch {
-        return true;
-    }
-    r.write && (r.all || r.buckets.is_empty() || r.buckets.iter().any(|b| f.buckets.binary_search(b).is_ok()))
+/// What a shard keeps in memory that its steps of a split read and change.
+pub struct Held<'a> {
+    /// Its fence, once read.
+    pub fence: &'a RefCell<Option<Option<Fence>>>,
+    /// The writes it admitted and has not answered.
+    pub writes: &'a InFlight,
+    /// Its copy of the tenant's map.
+    pub map: &'a RefCell<Option<ShardMap>>,
 }
 
 /// A shard's side of [`MOVE_PATH`]: `digest`, `items`, `import`,
 /// `fence`, `release`, an abort's `drop` and `unfence`, and an edit's
 /// `hand-over` of a record to its new user's shard.
-pub async fn serve_move(state: &State, store: &super::super::crypt::DoStore, fence_cell: &RefCell<Option<Option<Fence>>>, map_cell: &RefCell<Option<ShardMap>>, step: &str, body: &[u8], now: Millis) -> Result<Value> {
+pub async fn serve_move(state: &State, store: &super::super::crypt::DoStore, held: Held<'_>, step: &str, body: &[u8], now: Millis) -> Result<Value> {
+    let Held { fence: fence_cell, writes, map: map_cell } = held;
     match step {
         "digest" => api::moves::digest(store, &api::parse_json(body)?).await,
         "items" => api::moves::items(store, &api::parse_json(body)?).await,
@@ -433,13 +418,11 @@ pub async fn serve_move(state: &State, store: &super::super::crypt::DoStore, fen
             let h: Held = api::parse_json(body)?;
             let (records, sessions) = api::moves::held(store).await?;
             let ids = if h.ids { Some(api::moves::record_ids(store, limits::SHARD_ADMIN_IDS_MAX).await?) } else { None };
-            Ok(json!({ "records": records, "sessions": sessions, "ids": ids, "fenced": fence(state, fence_cell).await?.is_some() }))
+            Ok(json!({ "records": records, "sessions": sessions, "ids": ids, "fenced": super::fence::fence(state, fence_cell).await?.is_some() }))
         }
         "fence" => {
             let f: Fence = api::parse_json(body)?;
-            write(state, FENCE_KEY, &f).await?;
-            *fence_cell.borrow_mut() = Some(Some(f));
-            Ok(json!({ "fenced": true }))
+            Ok(json!({ "fenced": super::fence::set(state, fence_cell, writes, f).await? }))
         }
         // An aborted split's: the new shard drops what it was sent; the
         // source lifts the move's fence.
@@ -457,12 +440,7 @@ pub async fn serve_move(state: &State, store: &super::super::crypt::DoStore, fen
                 move_id: u64,
             }
             let u: Unfence = api::parse_json(body)?;
-            let lifted = fence(state, fence_cell).await?.is_some_and(|f| f.move_id == u.move_id);
-            if lifted {
-                state.storage().delete(FENCE_KEY).await.map_err(storage_error(FENCE_KEY))?;
-                *fence_cell.borrow_mut() = Some(None);
-            }
-            Ok(json!({ "lifted": lifted }))
+            Ok(json!({ "lifted": super::fence::lift(state, fence_cell, u.move_id).await? }))
         }
         "release" => {
             #[derive(Deserialize)]
@@ -477,10 +455,7 @@ pub async fn serve_move(state: &State, store: &super::super::crypt::DoStore, fen
             // buckets by the map, with or without its fence.
             *map_cell.borrow_mut() = Some(r.map);
             let collected = api::moves::collect(store, &r.buckets, now).await?;
-            if fence(state, fence_cell).await?.is_some_and(|f| f.move_id == r.move_id) {
-                state.storage().delete(FENCE_KEY).await.map_err(storage_error(FENCE_KEY))?;
-                *fence_cell.borrow_mut() = Some(None);
-            }
+            super::fence::lift(state, fence_cell, r.move_id).await?;
             Ok(json!({ "collected": collected }))
         }
         _ => Err(Error::not_found("route", format!("{MOVE_PATH}{step}"))),
