@@ -228,11 +228,21 @@ fn digest_of(v: &Value) -> Result<(MoveDigest, u64)> {
     Ok((d, v["watermark"].as_u64().unwrap_or(0)))
 }
 
-/// One catch-up round: answers how many items it changed. The new shard
-/// is digested only when no earlier round of this run knows its digest:
-/// only the split writes to the moving buckets there before the flip, and
-/// each import answers the digest of what it stored.
-async fn round(env: &Env, mv: &mut Move) -> Result<usize> {
+/// What a catch-up round did.
+struct Round {
+    /// Items it sent or removed.
+    changed: usize,
+    /// Whether the new shard now holds what the source held when the
+    /// round began, as its imports answered (under the fence, the last
+    /// round: the source has not changed since).
+    caught_up: bool,
+}
+
+/// One catch-up round. The new shard is digested only when no earlier
+/// round of this run knows its digest: only the split writes to the
+/// moving buckets there before the flip, and each import answers the
+/// digest of what it stored.
+async fn round(env: &Env, mv: &mut Move) -> Result<Round> {
     let body = json!({ "move_id": mv.id, "buckets": mv.buckets });
     let source = shard_call(env, mv, mv.from, "digest", &body).await?;
     let embedder = source["embedder"].clone();
@@ -266,9 +276,10 @@ async fn round(env: &Env, mv: &mut Move) -> Result<usize> {
         let stored = serde_json::from_value::<MoveDigest>(answer["stored"].take()).ok();
         known = known.zip(stored).map(|(known, stored)| patched(known, remove, stored));
     }
+    let caught_up = known.as_ref().is_some_and(|k| *k == from);
     mv.to_digest = known;
     mv.rounds += 1;
-    Ok(n)
+    Ok(Round { changed: n, caught_up })
 }
 
 /// `known` (ascending by key) without the keys of `remove` and with the
@@ -295,26 +306,31 @@ async fn drive(state: &State, env: &Env, mut mv: Move, fault: Option<&str>) -> R
     };
     if mv.step == Step::Copy {
         for _ in 0..limits::SHARD_MOVE_SYNC_ROUNDS_MAX {
-            if round(env, &mut mv).await? <= limits::SHARD_MOVE_FENCE_LAG_ITEMS {
+            if round(env, &mut mv).await?.changed <= limits::SHARD_MOVE_FENCE_LAG_ITEMS {
                 break;
             }
         }
         stop("copy")?;
         let fence = Fence { move_id: mv.id, buckets: mv.buckets.clone(), flip_epoch: mv.next.epoch };
+        // Writes are refused from here: the fence's time counts the wait.
+        let fenced_at = super::super::now_ms();
         // The source waits for the writes it admitted before the fence;
         // one slower than its bound lifts the fence again.
         if shard_call(env, &mv, mv.from, "fence", &json!(fence)).await?["fenced"] == false {
             return Err(Error::Overloaded { what: format!("milliseconds the fence of split {} waited for writes in flight", mv.id), limit: limits::SHARD_FENCE_DRAIN_MS });
         }
         mv.step = Step::Fenced;
-        mv.fenced_ms = Some(super::super::now_ms());
+        mv.fenced_ms = Some(fenced_at);
         write(state, MOVE_KEY, &mv).await?;
     }
     if mv.step == Step::Fenced {
-        // Writes are fenced: a round or two empties the difference.
+        // Writes are fenced, so the source no longer changes: the round
+        // whose imports leave the new shard holding what the source held
+        // is the last (a round more would only digest it again).
         let mut left = usize::MAX;
         for _ in 0..limits::SHARD_MOVE_SYNC_ROUNDS_MAX {
-            left = round(env, &mut mv).await?;
+            let r = round(env, &mut mv).await?;
+            left = if r.caught_up { 0 } else { r.changed };
             if left == 0 {
                 break;
             }
