@@ -112,8 +112,11 @@ try {
     if (users.has(id) && ownerIn(ids.json.map, bucketOf(users.get(id))) !== s.shard) misplaced++;
   }
   const during = writes.filter((w) => w.at >= splitStart && w.at <= splitEnd);
-  const fenceStart = splitEnd - (rep.fence_ms ?? 0);
-  const fenced = writes.filter((w) => w.at + w.ms >= fenceStart && w.at <= splitEnd);
+  // The fence held the moving buckets' writes from its start to the flip;
+  // the release (the old shard's collection) came after.
+  const fenceStart = splitEnd - (rep.release_ms ?? 0) - (rep.fence_ms ?? 0);
+  const fenceEnd = fenceStart + (rep.fence_ms ?? 0);
+  const fenced = writes.filter((w) => w.at + w.ms >= fenceStart && w.at <= fenceEnd);
   const stalled = writes.filter((w) => w.retries > 0);
   const per100k = (x) => (x * 100_000) / Math.max(1, moved);
   const out = {
@@ -123,6 +126,7 @@ try {
     kept_records: held.find((s) => s.shard === rep.from).records,
     split_ms: rep.split_ms,
     fence_ms: rep.fence_ms,
+    release_ms: rep.release_ms,
     rounds: rep.rounds,
     items_copied: rep.items_copied,
     split_s_per_100k_moved: +(per100k(rep.split_ms) / 1000).toFixed(1),

@@ -112,6 +112,8 @@ test("an admin split under a write load loses and duplicates nothing", async () 
   assert.equal(r.buckets_moved, 1024, "half of shard 0's 2,048 buckets");
   assert.ok(r.rounds >= 2, "a copy round and a fenced one");
   assert.equal(typeof r.fence_ms, "number");
+  assert.equal(typeof r.release_ms, "number");
+  assert.ok(r.fence_ms + r.release_ms <= r.split_ms, "the fence and the release are parts of the split");
   assert.ok(r.items_copied > 0);
 
   const st = await status(call, ns);

@@ -78,6 +78,11 @@ struct Move {
     reason: String,
     started_ms: Millis,
     fenced_ms: Option<Millis>,
+    /// When the map flipped: the fence held the moving buckets' writes
+    /// from `fenced_ms` to here (after it the front routes them to the new
+    /// shard; the release only collects).
+    #[serde(default)]
+    flipped_ms: Option<Millis>,
     /// The last batch sent (the new shard's watermark may be further).
     seq: u64,
     rounds: u64,
@@ -202,7 +207,7 @@ async fn plan(state: &State, env: &Env, b: &SplitBody, now: Millis) -> Result<Mo
     let next = map.split(from, to)?;
     let kept = next.buckets_of(from);
     let buckets: Vec<Bucket> = map.buckets_of(from).into_iter().filter(|b| kept.binary_search(b).is_err()).collect();
-    let mv = Move { id: next.epoch, tenant: b.tenant.clone(), from, to, buckets, next, step: Step::Copy, headers: b.headers.clone(), reason: b.reason.clone(), started_ms: now, fenced_ms: None, seq: 0, rounds: 0, items: 0, to_digest: None };
+    let mv = Move { id: next.epoch, tenant: b.tenant.clone(), from, to, buckets, next, step: Step::Copy, headers: b.headers.clone(), reason: b.reason.clone(), started_ms: now, fenced_ms: None, flipped_ms: None, seq: 0, rounds: 0, items: 0, to_digest: None };
     // The source must open without a key: a sealed tenant's directory
     // holds none, and its alarm could not finish the move.
     shard_call(env, &mv, mv.from, "digest", &json!({ "move_id": mv.id, "buckets": [] })).await?;
@@ -340,6 +345,7 @@ async fn drive(state: &State, env: &Env, mut mv: Move, fault: Option<&str>) -> R
         }
         stop("fenced")?;
         mv.step = Step::Flipped;
+        mv.flipped_ms = Some(super::super::now_ms());
         #[derive(Serialize)]
         struct Flip {
             #[serde(rename = "shard/map")]
@@ -357,7 +363,8 @@ async fn drive(state: &State, env: &Env, mut mv: Move, fault: Option<&str>) -> R
         "buckets_moved": mv.buckets.len(), "items_copied": mv.items, "rounds": mv.rounds,
         "collected": released["collected"], "epoch": mv.next.epoch,
         "split_ms": now.saturating_sub(mv.started_ms),
-        "fence_ms": mv.fenced_ms.map(|f| now.saturating_sub(f)),
+        "fence_ms": mv.fenced_ms.zip(mv.flipped_ms).map(|(f, l)| l.saturating_sub(f)),
+        "release_ms": mv.flipped_ms.map(|l| now.saturating_sub(l)),
     });
     write(state, LAST_KEY, &report).await?;
     state.storage().delete(MOVE_KEY).await.map_err(storage_error(MOVE_KEY))?;
