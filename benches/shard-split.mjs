@@ -127,6 +127,7 @@ try {
     split_ms: rep.split_ms,
     fence_ms: rep.fence_ms,
     release_ms: rep.release_ms,
+    spent_ms: rep.spent_ms,
     rounds: rep.rounds,
     items_copied: rep.items_copied,
     split_s_per_100k_moved: +(per100k(rep.split_ms) / 1000).toFixed(1),

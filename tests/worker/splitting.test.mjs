@@ -114,6 +114,8 @@ test("an admin split under a write load loses and duplicates nothing", async () 
   assert.equal(typeof r.fence_ms, "number");
   assert.equal(typeof r.release_ms, "number");
   assert.ok(r.fence_ms + r.release_ms <= r.split_ms, "the fence and the release are parts of the split");
+  for (const k of ["source_digest", "new_digest", "items", "import", "fence", "flip", "release"]) assert.equal(typeof r.spent_ms[k], "number", k);
+  assert.ok(r.spent_ms.source_digest + r.spent_ms.items + r.spent_ms.import <= r.split_ms);
   assert.ok(r.items_copied > 0);
 
   const st = await status(call, ns);

@@ -92,6 +92,34 @@ struct Move {
     /// logged: a move run again after a crash digests the new shard anew.
     #[serde(skip)]
     to_digest: Option<MoveDigest>,
+    /// Where this run's time went. Not logged: a run after a crash
+    /// reports its own.
+    #[serde(skip)]
+    spent: Spent,
+}
+
+/// A split's wall time by kind of step, as the directory sees each call
+/// (the shard's work and the call's transport), in milliseconds.
+#[derive(Debug, Clone, Default, Serialize)]
+struct Spent {
+    /// The source's digests of the moving part.
+    source_digest: u64,
+    /// The new shard's (only when no earlier round knows it).
+    new_digest: u64,
+    /// Reading batches of items at the source.
+    items: u64,
+    /// The new shard storing them.
+    import: u64,
+    /// The fence set, with its wait for writes in flight.
+    fence: u64,
+    /// The new map and the step written at the directory.
+    flip: u64,
+    /// The source collecting what moved and lifting its fence.
+    release: u64,
+}
+
+fn since(t: Millis) -> u64 {
+    super::super::now_ms().saturating_sub(t)
 }
 
 /// What the directory is asked.
@@ -207,7 +235,7 @@ async fn plan(state: &State, env: &Env, b: &SplitBody, now: Millis) -> Result<Mo
     let next = map.split(from, to)?;
     let kept = next.buckets_of(from);
     let buckets: Vec<Bucket> = map.buckets_of(from).into_iter().filter(|b| kept.binary_search(b).is_err()).collect();
-    let mv = Move { id: next.epoch, tenant: b.tenant.clone(), from, to, buckets, next, step: Step::Copy, headers: b.headers.clone(), reason: b.reason.clone(), started_ms: now, fenced_ms: None, flipped_ms: None, seq: 0, rounds: 0, items: 0, to_digest: None };
+    let mv = Move { id: next.epoch, tenant: b.tenant.clone(), from, to, buckets, next, step: Step::Copy, headers: b.headers.clone(), reason: b.reason.clone(), started_ms: now, fenced_ms: None, flipped_ms: None, seq: 0, rounds: 0, items: 0, to_digest: None, spent: Spent::default() };
     // The source must open without a key: a sealed tenant's directory
     // holds none, and its alarm could not finish the move.
     shard_call(env, &mv, mv.from, "digest", &json!({ "move_id": mv.id, "buckets": [] })).await?;
@@ -249,13 +277,17 @@ struct Round {
 /// digest of what it stored.
 async fn round(env: &Env, mv: &mut Move) -> Result<Round> {
     let body = json!({ "move_id": mv.id, "buckets": mv.buckets });
+    let t = super::super::now_ms();
     let source = shard_call(env, mv, mv.from, "digest", &body).await?;
+    mv.spent.source_digest += since(t);
     let embedder = source["embedder"].clone();
     let (from, _) = digest_of(&source)?;
     let to = match mv.to_digest.take() {
         Some(known) => known,
         None => {
+            let t = super::super::now_ms();
             let (to, watermark) = digest_of(&shard_call(env, mv, mv.to, "digest", &body).await?)?;
+            mv.spent.new_digest += since(t);
             // Batches already applied there are never numbered again.
             mv.seq = mv.seq.max(watermark);
             to
@@ -269,9 +301,13 @@ async fn round(env: &Env, mv: &mut Move) -> Result<Round> {
     for i in 0..batches {
         let keys = diff.send.iter().skip(i * max).take(max).cloned().collect::<Vec<_>>();
         let remove = diff.remove.iter().skip(i * max).take(max).cloned().collect::<Vec<_>>();
+        let t = super::super::now_ms();
         let items = if keys.is_empty() { json!([]) } else { shard_call(env, mv, mv.from, "items", &json!({ "move_id": mv.id, "keys": keys })).await?["items"].take() };
+        mv.spent.items += since(t);
         mv.seq += 1;
+        let t = super::super::now_ms();
         let mut answer = shard_call(env, mv, mv.to, "import", &json!({ "move_id": mv.id, "seq": mv.seq, "items": items, "remove": remove, "embedder": embedder })).await?;
+        mv.spent.import += since(t);
         mv.items += (keys.len() + remove.len()) as u64;
         // What the batch changed there: its removals gone, its items as
         // stored (a key the source no longer held sent nothing, and the
@@ -321,7 +357,9 @@ async fn drive(state: &State, env: &Env, mut mv: Move, fault: Option<&str>) -> R
         let fenced_at = super::super::now_ms();
         // The source waits for the writes it admitted before the fence;
         // one slower than its bound lifts the fence again.
-        if shard_call(env, &mv, mv.from, "fence", &json!(fence)).await?["fenced"] == false {
+        let held = shard_call(env, &mv, mv.from, "fence", &json!(fence)).await?["fenced"] != false;
+        mv.spent.fence += since(fenced_at);
+        if !held {
             return Err(Error::Overloaded { what: format!("milliseconds the fence of split {} waited for writes in flight", mv.id), limit: limits::SHARD_FENCE_DRAIN_MS });
         }
         mv.step = Step::Fenced;
@@ -353,18 +391,24 @@ async fn drive(state: &State, env: &Env, mut mv: Move, fault: Option<&str>) -> R
             #[serde(rename = "shard/move")]
             mv: String,
         }
+        let t = super::super::now_ms();
         state.storage().put_multiple(Flip { map: to_text(&mv.next)?, mv: to_text(&mv)? }).await.map_err(storage_error("flip"))?;
+        mv.spent.flip += since(t);
         stop("flipped")?;
     }
+    let t = super::super::now_ms();
     let released = shard_call(env, &mv, mv.from, "release", &json!({ "move_id": mv.id, "buckets": mv.buckets, "map": mv.next })).await?;
+    mv.spent.release += since(t);
     let now = super::super::now_ms();
     let report = json!({
         "move_id": mv.id, "from": mv.from, "to": mv.to, "reason": mv.reason,
         "buckets_moved": mv.buckets.len(), "items_copied": mv.items, "rounds": mv.rounds,
         "collected": released["collected"], "epoch": mv.next.epoch,
         "split_ms": now.saturating_sub(mv.started_ms),
-        "fence_ms": mv.fenced_ms.zip(mv.flipped_ms).map(|(f, l)| l.saturating_sub(f)),
-        "release_ms": mv.flipped_ms.map(|l| now.saturating_sub(l)),
+        // Until the flip is written: the front's next retry then finds the new map.
+        "fence_ms": mv.fenced_ms.zip(mv.flipped_ms).map(|(f, l)| l.saturating_sub(f) + mv.spent.flip),
+        "release_ms": mv.flipped_ms.map(|l| now.saturating_sub(l).saturating_sub(mv.spent.flip)),
+        "spent_ms": mv.spent,
     });
     write(state, LAST_KEY, &report).await?;
     state.storage().delete(MOVE_KEY).await.map_err(storage_error(MOVE_KEY))?;
