@@ -3,6 +3,9 @@
 //! what moved out. The directory drives the split (`src/worker/shard/split.rs`);
 //! the state logic is [`crate::core::engine::moves`].
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -21,6 +24,10 @@ use crate::store::{Backend, Store};
 struct Moving {
     set: Vec<bool>,
     key: Option<PseudonymKey>,
+    /// Each user id's answer, found once per walk: a shard holds many
+    /// records per user, and a sealed id costs an opening and a hash.
+    /// At most one entry per user the shard holds.
+    users: RefCell<HashMap<String, bool>>,
 }
 
 impl Moving {
@@ -29,7 +36,7 @@ impl Moving {
         for &b in buckets {
             *set.get_mut(b as usize).ok_or_else(|| Error::invalid("buckets", format!("bucket {b} is out of range")))? = true;
         }
-        Ok(Moving { set, key: store.with_privacy_key(|k| k.cloned()) })
+        Ok(Moving { set, key: store.with_privacy_key(|k| k.cloned()), users: RefCell::default() })
     }
 }
 
@@ -39,8 +46,14 @@ impl MoveSelect for Moving {
     }
 
     fn record(&self, r: &MemoryRecord) -> bool {
-        let user = r.user_id.as_deref().map(|u| self.key.as_ref().and_then(|k| k.open_user_id(u)).unwrap_or_else(|| u.to_owned()));
-        self.set[record_bucket(user.as_deref(), &r.id) as usize]
+        let Some(u) = r.user_id.as_deref() else { return self.set[record_bucket(None, &r.id) as usize] };
+        if let Some(&moving) = self.users.borrow().get(u) {
+            return moving;
+        }
+        let raw = self.key.as_ref().and_then(|k| k.open_user_id(u)).unwrap_or_else(|| u.to_owned());
+        let moving = self.set[record_bucket(Some(&raw), &r.id) as usize];
+        self.users.borrow_mut().insert(u.to_owned(), moving);
+        moving
     }
 }
 
@@ -160,4 +173,32 @@ pub async fn held<B: Backend>(store: &Store<B>) -> Result<(usize, usize)> {
 /// The ids of the long-term records this shard holds, at most `max`.
 pub async fn record_ids<B: Backend>(store: &Store<B>, max: usize) -> Result<Vec<String>> {
     store.read(|e| e.longterm().records().take(max).map(|r| r.id.clone()).collect()).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::retrieval::record::MemoryType;
+    use crate::core::shard::bucket_of;
+
+    #[test]
+    fn a_records_moving_answer_is_its_raw_users_bucket_whether_remembered_or_not() {
+        let key = PseudonymKey::derive(b"a test secret of 32 bytes or so.", "tenant").expect("key");
+        // Every other bucket moves.
+        let set: Vec<bool> = (0..limits::SHARD_BUCKETS).map(|b| b % 2 == 0).collect();
+        let moving = Moving { set: set.clone(), key: Some(key.clone()), users: RefCell::default() };
+        for round in 0..2 {
+            for i in 0..200 {
+                let user = format!("user-{}", i % 37);
+                let mut r = MemoryRecord::new(format!("r{i}"), "a text", MemoryType::Semantic, 0);
+                // Sealed ids, as a tenant under a privacy key stores them, and plain ones.
+                r.user_id = Some(if i % 3 == 0 { user.clone() } else { key.seal_user_id(&user) });
+                assert_eq!(moving.record(&r), set[bucket_of(&user) as usize], "record {i}, round {round}");
+                r.user_id = None;
+                assert_eq!(moving.record(&r), set[bucket_of(&format!("r{i}")) as usize]);
+            }
+        }
+        // One entry per stored user id (a sealed id differs from its raw one).
+        assert!(moving.users.borrow().len() <= 200);
+    }
 }
