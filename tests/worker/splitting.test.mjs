@@ -88,6 +88,26 @@ async function status(call, ns) {
   return r.json;
 }
 
+/** The shard status once no split is in progress and one has finished. */
+async function splitDone(call, ns, tries = 60) {
+  let st;
+  for (let i = 0; i < tries; i++) {
+    st = await status(call, ns);
+    if (!st.moving && st.last_split) break;
+    await sleep(250);
+  }
+  return st;
+}
+
+/**
+ * `n` records of distinct users that shard 1 of a new 2-shard tenant
+ * owns, so one create of them is one request, to that shard.
+ */
+function shardOneRecords(n, text) {
+  const users = Array.from({ length: 200 }, (_, i) => `v${i}`).filter((u) => evenOwner(bucketOf(u), 2) === 1).slice(0, n);
+  return users.map((u, i) => ({ id: `slow-${i}`, text: `${text} ${i}`, user_id: u }));
+}
+
 test("an admin split under a write load loses and duplicates nothing", async () => {
   const { call } = await start({ EDGEMEM_SHARDS_INITIAL: "2" });
   const ns = "split1";
@@ -174,12 +194,7 @@ for (const step of ["copy", "fenced", "flipped"]) {
       users.set("during", "u1");
     }
     // The alarm finishes the move.
-    let st;
-    for (let i = 0; i < 60; i++) {
-      st = await status(call, ns);
-      if (!st.moving && st.last_split) break;
-      await sleep(250);
-    }
+    const st = await splitDone(call, ns);
     assert.equal(st.moving, null, "the alarm did not finish the split");
     assert.equal(st.last_split.from, 1);
     assert.equal(st.map.epoch, 2);
@@ -205,9 +220,7 @@ test("a write admitted before the fence and slow to apply is not lost", async ()
   const ns = "fence-drain";
   const memories = Array.from({ length: 40 }, (_, i) => ({ id: `seed-${i}`, text: `seed memory ${i}`, user_id: `u${i % 23}` }));
   assert.equal((await call("POST", `/v1/long-term-memory/?namespace=${ns}`, { memories })).status, 200);
-  // Users of shard 1 only, so the write is one request, to the source.
-  const users = Array.from({ length: 200 }, (_, i) => `v${i}`).filter((u) => evenOwner(bucketOf(u), 2) === 1).slice(0, 30);
-  const slow = users.map((u, i) => ({ id: `slow-${i}`, text: `written as the fence came ${i}`, user_id: u }));
+  const slow = shardOneRecords(30, "written as the fence came");
   const sent = performance.now();
   const write = call("POST", `/v1/long-term-memory/?namespace=${ns}`, { memories: slow });
   await sleep(300);
@@ -218,12 +231,7 @@ test("a write admitted before the fence and slow to apply is not lost", async ()
   assert.equal(w.status, 200, w.text);
   // The fence waited for the write: the split answered after it did.
   assert.ok(splitAnswered - sent >= 1400, `the split answered ${Math.round(splitAnswered - sent)} ms after the write was sent`);
-  let st;
-  for (let i = 0; i < 60; i++) {
-    st = await status(call, ns);
-    if (!st.moving && st.last_split) break;
-    await sleep(250);
-  }
+  const st = await splitDone(call, ns);
   assert.equal(st.moving, null, "the alarm did not finish the split");
   const all = [...memories, ...slow];
   const moved = slow.filter((m) => ownerIn(st.map, bucketOf(m.user_id)) === st.last_split.to);
@@ -238,8 +246,7 @@ test("a write admitted before the fence and slow to apply is not lost", async ()
 test("a fence lifts again when a write in flight outlasts its wait", async () => {
   const { call } = await start({ EDGEMEM_SHARDS_INITIAL: "2", EDGEMEM_TEST_WRITE_PAUSE_MS: "6500" });
   const ns = "fence-wait";
-  const users = Array.from({ length: 200 }, (_, i) => `v${i}`).filter((u) => evenOwner(bucketOf(u), 2) === 1).slice(0, 20);
-  const slow = users.map((u, i) => ({ id: `slow-${i}`, text: `a long write ${i}`, user_id: u }));
+  const slow = shardOneRecords(20, "a long write");
   const write = call("POST", `/v1/long-term-memory/?namespace=${ns}`, { memories: slow });
   await sleep(300);
   const split = await call("POST", `/v1/admin/shards/split?namespace=${ns}`, { shard: 1 });
@@ -248,12 +255,7 @@ test("a fence lifts again when a write in flight outlasts its wait", async () =>
   // (The directory's alarm, due 2 s after the plan, may already be
   // fencing again, and waiting again: the write is still in flight.)
   assert.equal((await write).status, 200);
-  let st;
-  for (let i = 0; i < 80; i++) {
-    st = await status(call, ns);
-    if (!st.moving && st.last_split) break;
-    await sleep(250);
-  }
+  const st = await splitDone(call, ns, 80);
   assert.equal(st.moving, null, "the alarm did not split again");
   assert.equal(st.last_split.from, 1);
   checkPlacement(st, new Set(slow.map((m) => m.id)), new Set(), new Map(slow.map((m) => [m.id, m.user_id])));
