@@ -21,6 +21,9 @@ impl MemoryObject {
                 return Response::ok("split deferred");
             }
         }
+        // Counted as a write to every bucket, from before the fence check:
+        // a fence set meanwhile waits for the expiry and extraction it runs.
+        let _background = self.in_flight.begin_background();
         // A fenced shard waits for its split's release: no expiry or
         // extraction on buckets that are moving.
         if matches!(shard::fence::fence(&self.state, &self.shard_fence).await, Ok(Some(_))) {
@@ -29,9 +32,6 @@ impl MemoryObject {
             let _ = self.state.storage().set_alarm(worker::ScheduledTime::new(js_sys::Date::new(&(at as f64).into()))).await;
             return Response::ok("fenced");
         }
-        // Counted as a write to every bucket: a fence set meanwhile waits
-        // for the expiry and extraction it runs.
-        let _background = self.in_flight.begin_background();
         let run = async {
             // The key held in memory serves the alarm; without one, only a
             // plaintext tenant opens.

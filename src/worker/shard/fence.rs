@@ -112,14 +112,14 @@ impl InFlight {
 pub async fn set(state: &State, cell: &RefCell<Option<Option<Fence>>>, writes: &InFlight, f: Fence) -> Result<bool> {
     write(state, FENCE_KEY, &f).await?;
     *cell.borrow_mut() = Some(Some(f.clone()));
-    let mut waited_ms = 0;
+    // The clock, not the polls counted: a timer may fire late.
+    let since = super::super::now_ms();
     while writes.held_by(&f) > 0 {
-        if waited_ms >= limits::SHARD_FENCE_DRAIN_MS {
+        if super::super::now_ms().saturating_sub(since) >= limits::SHARD_FENCE_DRAIN_MS {
             lift(state, cell, f.move_id).await?;
             return Ok(false);
         }
         worker::Delay::from(std::time::Duration::from_millis(limits::SHARD_FENCE_DRAIN_POLL_MS)).await;
-        waited_ms += limits::SHARD_FENCE_DRAIN_POLL_MS;
     }
     Ok(true)
 }
