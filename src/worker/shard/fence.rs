@@ -83,25 +83,25 @@ impl Drop for Admitted<'_> {
 impl InFlight {
     /// Counts `r` until the guard drops, if it may write.
     pub fn begin(&self, r: &Routed) -> Option<Admitted<'_>> {
-        if !r.write {
-            return None;
-        }
-        let id = self.next.get();
-        self.next.set(id.wrapping_add(1));
-        self.open.borrow_mut().push((id, r.clone()));
-        Some(Admitted { set: self, id })
+        r.write.then(|| self.open_one(r.clone()))
     }
 
     /// Counts the shard's own background work (expiry, extraction) as a
     /// write to every bucket.
     pub fn begin_background(&self) -> Admitted<'_> {
-        let all = Routed { tenant: String::new(), shard: 0, epoch: 0, buckets: Vec::new(), home: false, write: true, all: true };
-        self.begin(&all).expect("a write")
+        self.open_one(Routed { tenant: String::new(), shard: 0, epoch: 0, buckets: Vec::new(), home: false, write: true, all: true })
     }
 
-    /// How many admitted writes `f` would have refused.
-    pub fn held_by(&self, f: &Fence) -> usize {
-        self.open.borrow().iter().filter(|(_, r)| fenced(f, r)).count()
+    fn open_one(&self, r: Routed) -> Admitted<'_> {
+        let id = self.next.get();
+        self.next.set(id.wrapping_add(1));
+        self.open.borrow_mut().push((id, r));
+        Admitted { set: self, id }
+    }
+
+    /// Whether an admitted write is one `f` would have refused.
+    pub fn held_by(&self, f: &Fence) -> bool {
+        self.open.borrow().iter().any(|(_, r)| fenced(f, r))
     }
 }
 
@@ -114,7 +114,7 @@ pub async fn set(state: &State, cell: &RefCell<Option<Option<Fence>>>, writes: &
     *cell.borrow_mut() = Some(Some(f.clone()));
     // The clock, not the polls counted: a timer may fire late.
     let since = super::super::now_ms();
-    while writes.held_by(&f) > 0 {
+    while writes.held_by(&f) {
         if super::super::now_ms().saturating_sub(since) >= limits::SHARD_FENCE_DRAIN_MS {
             lift(state, cell, f.move_id).await?;
             return Ok(false);
