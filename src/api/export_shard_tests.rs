@@ -1,16 +1,47 @@
 //! Export and import of a sharded tenant (issue 21) through the routes:
 //! an export split under a map imports shard by shard, each shard holds
-//! exactly what it owns, and the shards' exports merged import into one
-//! namespace that exports what the first did; a copy a split left behind
-//! is not exported twice; bad files are refused whole.
+//! exactly what it owns, and the shards' streamed export imports into one
+//! namespace that exports what the first did, page by page as well as in
+//! one; a copy a split left behind and a deleted record's history are
+//! exported once; records made while an export runs are left out; bad
+//! files are refused whole.
 
+use futures_util::future::LocalBoxFuture;
+use futures_util::FutureExt;
 use serde_json::{json, Value};
 
+use super::export_stream::{export_step, head_ask, ExportAsk, ExportShards, Exporter};
 use super::export_tests::seeded;
 use super::tests::Api;
-use crate::core::engine::export_shard::{merge, split, Owners};
-use crate::core::error::Error;
+use crate::core::engine::export_shard::{split, Owners};
+use crate::core::error::{Error, Result};
 use crate::core::shard::{bucket_of, record_bucket, ShardId, ShardMap};
+
+/// Shards in memory, asked as the Worker's front asks its objects.
+struct Local<'a>(Vec<(ShardId, &'a Api)>);
+
+impl ExportShards for Local<'_> {
+    fn ask<'a>(&'a self, shard: ShardId, ask: &'a ExportAsk) -> LocalBoxFuture<'a, Result<Vec<u8>>> {
+        Box::pin(async move {
+            let api = self.0.iter().find(|(s, _)| *s == shard).expect("a shard of the map").1;
+            export_step(&api.store, &serde_json::to_vec(ask).unwrap(), 0).await
+        })
+    }
+}
+
+/// The heads of every shard of `map`.
+fn heads(src: &Local<'_>, map: &ShardMap) -> Result<Vec<(ShardId, Vec<u8>)>> {
+    map.shards().into_iter().map(|s| Ok((s, src.ask(s, &head_ask(map.buckets_of(s), true)).now_or_never().unwrap()?))).collect()
+}
+
+/// The shards' export, streamed page by page (`page_items` walked at most
+/// per page), as one text.
+fn merge(shards: &[(ShardId, &Api)], map: &ShardMap, page_items: usize) -> Result<String> {
+    let src = Local(shards.to_vec());
+    let heads = heads(&src, map)?;
+    let (ex, first) = Exporter::new(src, map, true, heads)?;
+    ex.page_items(page_items).collect(first, usize::MAX).now_or_never().unwrap()
+}
 
 /// `seeded()` with sessions, decision logs and records over many users.
 fn spread() -> Api {
@@ -93,29 +124,72 @@ fn an_export_split_by_shard_and_merged_back_imports_as_the_original() {
     }
     assert_eq!((sessions, records), (ids_of(&whole, "session").len(), ids_of(&whole, "memory").len()));
     assert!(exports.iter().all(|(_, t)| !ids_of(t, "session").is_empty()), "every shard holds sessions");
-    let texts: Vec<(ShardId, &str)> = exports.iter().map(|(s, t)| (*s, t.as_str())).collect();
-    let merged = merge(&texts, &owners).unwrap();
+    let refs: Vec<(ShardId, &Api)> = shards.iter().map(|(s, api)| (*s, api)).collect();
+    let merged = merge(&refs, &map, 4096).unwrap();
     let mut back = import(&merged);
     assert_eq!(normal(&export(&mut back)), normal(&whole), "merged, imported and exported again: the original's lines");
-    // The same merge again is the same file (a retried import is a no-op).
-    assert_eq!(merge(&texts, &owners).unwrap(), merged);
+    // Pages of one and of three items walked: the same file, byte for byte
+    // but the header's time.
+    for items in [1, 3] {
+        assert_eq!(merged.split_once('\n').unwrap().1, merge(&refs, &map, items).unwrap().split_once('\n').unwrap().1, "pages of {items}");
+    }
+    // The same export again imports as a no-op.
     assert_eq!(back.call("POST", "/v1/import", &merged).body["imported"], false);
+    // A deleted record's history is in it once.
+    assert_eq!(merged.lines().filter(|l| l.contains("\"type\":\"versions\"") && l.contains("\"id\":\"gone\"")).count(), 1);
 }
 
 #[test]
-fn a_copy_left_behind_by_a_split_is_exported_once() {
+fn a_copy_left_behind_by_a_split_and_a_deleted_records_history_are_exported_once() {
     let mut source = spread();
     let whole = export(&mut source);
     let map = ShardMap::even(3).unwrap();
     let owners = Owners { map: &map, key: None };
     let parts = split(&whole, &owners).unwrap();
-    let exports: Vec<(ShardId, String)> = parts.iter().map(|(s, t)| (*s, export(&mut import(t)))).collect();
-    let clean = merge(&exports.iter().map(|(s, t)| (*s, t.as_str())).collect::<Vec<_>>(), &owners).unwrap();
-    // Home still holding everything, as before a split's collection.
-    let stale: Vec<(ShardId, &str)> = vec![(0, whole.as_str()), (1, exports[1].1.as_str()), (2, exports[2].1.as_str())];
-    let merged = merge(&stale, &owners).unwrap();
+    let shards: Vec<(ShardId, Api)> = parts.iter().map(|(s, t)| (*s, import(t))).collect();
+    let refs: Vec<(ShardId, &Api)> = shards.iter().map(|(s, api)| (*s, api)).collect();
+    let clean = merge(&refs, &map, 2).unwrap();
+    // Home still holding everything, as before a split's collection: every
+    // record and history of shards 1 and 2 is in two shards.
+    let stale: Vec<(ShardId, &Api)> = vec![(0, &source), refs[1], refs[2]];
+    let merged = merge(&stale, &map, 2).unwrap();
     assert_eq!(normal(&merged), normal(&clean));
     assert_eq!(ids_of(&merged, "memory").len(), ids_of(&whole, "memory").len(), "each record once");
+    let histories = |t: &str| t.lines().filter(|l| l.contains("\"type\":\"versions\"")).count();
+    assert_eq!(histories(&merged), histories(&whole), "each history once");
+    assert!(histories(&whole) > 1);
+}
+
+#[test]
+fn records_made_while_an_export_runs_are_left_out_and_none_is_in_it_twice() {
+    let mut source = spread();
+    let whole = export(&mut source);
+    let map = ShardMap::even(2).unwrap();
+    let parts = split(&whole, &Owners { map: &map, key: None }).unwrap();
+    let mut shards: Vec<(ShardId, Api)> = parts.iter().map(|(s, t)| (*s, import(t))).collect();
+    // The heads are the export's cut.
+    let heads = heads(&Local(shards.iter().map(|(s, api)| (*s, api)).collect()), &map).unwrap();
+    // Then, in every shard: a record deleted and made again under its id
+    // (a new key, above the cut) and a new record.
+    let ids = ids_of(&whole, "memory");
+    for (s, api) in shards.iter_mut() {
+        let id = ids.iter().find(|id| map.owner(record_bucket(None, id)) == *s && whole.contains(&format!("\"id\":\"{id}\",\"text\":\"a note"))).expect("a record without a user here").clone();
+        assert_eq!(api.call("DELETE", &format!("/v1/long-term-memory?memory_ids={id}"), "").status, 200);
+        let again = json!({ "memories": [{ "id": id, "text": "made again" }, { "id": format!("late-{s}"), "text": "made while the export ran" }] });
+        let r = api.call("POST", "/v1/long-term-memory/", &again.to_string());
+        assert_eq!(r.status, 200, "{}", r.body);
+    }
+    let src = Local(shards.iter().map(|(s, api)| (*s, api)).collect());
+    let (ex, first) = Exporter::new(src, &map, true, heads).unwrap();
+    let text = ex.page_items(2).collect(first, usize::MAX).now_or_never().unwrap().unwrap();
+    let got = ids_of(&text, "memory");
+    let mut distinct = got.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!(distinct.len(), got.len(), "no record twice");
+    assert!(!got.iter().any(|id| id.starts_with("late-")), "records made after the heads are left out");
+    assert_eq!(got.len(), ids.len() - 2, "the records deleted after the heads are gone, their new copies not in");
+    import(&text);
 }
 
 #[test]
@@ -134,9 +208,22 @@ fn bad_files_are_refused_before_any_shard_is_written() {
     assert!(split("", &owners).is_err());
     // Two shards' records made by different embedders: refused, typed.
     let parts = split(&whole, &owners).unwrap();
-    let other = parts[1].1.replacen(&format!("\"embedder\":{}", serde_json::to_string(&whole_embedder(&whole)).unwrap()), "\"embedder\":\"another-embedder\"", 1);
-    let err = merge(&[(0, parts[0].1.as_str()), (1, other.as_str())], &owners).unwrap_err();
+    let shards: Vec<(ShardId, Api)> = parts.iter().map(|(s, t)| (*s, import(t))).collect();
+    let src = Local(shards.iter().map(|(s, api)| (*s, api)).collect());
+    let mut heads = heads(&src, &map).unwrap();
+    let mut head: Value = serde_json::from_slice(&heads[1].1).unwrap();
+    assert_eq!(head["header"]["embedder"], whole_embedder(&whole));
+    head["header"]["embedder"] = json!("another-embedder");
+    heads[1].1 = head.to_string().into_bytes();
+    let err = Exporter::new(src, &map, true, heads).err().expect("refused");
     assert_eq!(err.code(), "embedder_mismatch", "{err}");
+    // A shard asked for too many ids at once, or a page after a bad key.
+    let api = &shards[0].1;
+    let ask = |body: Value| export_step(&api.store, body.to_string().as_bytes(), 0).now_or_never().unwrap();
+    let ids: Vec<String> = (0..=crate::core::limits::SHARD_EXPORT_PAGE_ITEMS_MAX).map(|i| i.to_string()).collect();
+    assert_eq!(ask(json!({ "buckets": [], "vectors": false, "step": { "holds": { "ids": ids, "keys_below": 1 } } })).unwrap_err().code(), "limit_exceeded");
+    assert_eq!(ask(json!({ "buckets": [], "vectors": false, "step": { "page": { "part": "memories", "after": "x", "keys_below": 9 } } })).unwrap_err().code(), "invalid_input");
+    assert_eq!(ask(json!({ "buckets": [99999], "vectors": false, "step": "head" })).unwrap_err().code(), "invalid_input");
 }
 
 fn whole_embedder(text: &str) -> Value {

@@ -12,6 +12,7 @@ pub mod budget;
 pub mod decisions;
 pub mod episodes;
 pub mod export;
+pub mod export_stream;
 pub mod external_index;
 pub mod feed_relay;
 pub mod extraction;

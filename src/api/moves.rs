@@ -19,9 +19,9 @@ use crate::core::shard::{bucket_of, record_bucket, Bucket};
 use crate::core::time::Millis;
 use crate::store::{Backend, Store};
 
-/// The moving buckets, as a set, with the key that opens sealed user ids
+/// The moving buckets (or those a shard owns, for an export), as a set, with the key that opens sealed user ids
 /// (a record's bucket is its raw user id's).
-struct Moving {
+pub(super) struct Moving {
     set: Vec<bool>,
     key: Option<PseudonymKey>,
     /// Each user id's answer, found once per walk: a shard holds many
@@ -31,7 +31,7 @@ struct Moving {
 }
 
 impl Moving {
-    fn new<B: Backend>(store: &Store<B>, buckets: &[Bucket]) -> Result<Moving> {
+    pub(super) fn new<B: Backend>(store: &Store<B>, buckets: &[Bucket]) -> Result<Moving> {
         let mut set = vec![false; limits::SHARD_BUCKETS];
         for &b in buckets {
             *set.get_mut(b as usize).ok_or_else(|| Error::invalid("buckets", format!("bucket {b} is out of range")))? = true;

@@ -184,10 +184,19 @@ limits! {
     /// shard fails with `payload_too_large` (add filters, or run partitions one at
     /// a time) rather than gather an unbounded answer.
     pub const SHARD_SUMMARY_PART_BYTES_MAX: usize = 8 * 1024 * 1024;
-    /// Bytes of a sharded tenant's export, every shard's together (the
-    /// front holds them to merge them into one file): as much as one
-    /// import may carry, so any export imports. Past it, `payload_too_large`.
+    /// Bytes of what a sharded tenant's export holds at the front: every
+    /// shard's state lines (merged into one line per part) while the
+    /// export streams, and a published replica's whole export (a reader
+    /// loads a replica whole). Records, sessions and histories stream
+    /// page by page and are not counted. Past it, `payload_too_large`.
     pub const SHARD_EXPORT_BYTES_MAX: usize = IMPORT_BYTES_MAX;
+    /// Bytes of lines in one page of a shard's export (at least one line,
+    /// which may pass it alone).
+    pub const SHARD_EXPORT_PAGE_BYTES: usize = 1024 * 1024;
+    /// Items one page of a shard's export walks (those it skips as another
+    /// shard's or made after the export began included), and ids one ask
+    /// of which histories and records a shard holds may name.
+    pub const SHARD_EXPORT_PAGE_ITEMS_MAX: usize = 4096;
     /// How long a shard trusts its home's answer that the tenant has no
     /// continuous summary view, in milliseconds, before it tells home of
     /// its long-term changes again. Creating a continuous view resets every

@@ -292,6 +292,52 @@ test("a tenant of one shard exports, imports and forgets as one object does, in 
   assert.equal(into.json.memories, recs.length);
 });
 
+test("a sharded tenant's export streams page by page: each record and history once, a copy a stopped split left behind not twice", async () => {
+  // Pages of 3 items walked: a few records make many pages, and a split
+  // stopped after its flip leaves shard 1's moved records in two shards.
+  const sharded = await start({ EDGEMEM_SHARDS_INITIAL: "2", EDGEMEM_TEST_EXPORT_PAGE_ITEMS: "3", EDGEMEM_TEST_FAULT: "split_stop_flipped" });
+  const single = await start({});
+  const ns = "?namespace=pages1";
+  const recs = records().slice(0, 40);
+  assert.equal((await sharded.call("POST", `/v1/long-term-memory/${ns}`, { memories: recs })).status, 200);
+  for (let i = 0; i < 6; i++) {
+    const put = await sharded.call("PUT", `/v1/working-memory/p-${i}${ns}`, { user_id: `u${i}`, messages: [{ role: "user", content: `page ${i}` }] });
+    assert.equal(put.status, 200, put.text);
+  }
+  // Histories: five records edited, five deleted (a deleted record's
+  // history stays where it was deleted; a split does not move it).
+  for (const m of recs.slice(0, 5)) assert.equal((await sharded.call("PATCH", `/v1/long-term-memory/${m.id}${ns}`, { text: `${m.text}, edited` })).status, 200);
+  const gone = recs.slice(5, 10).map((m) => m.id);
+  assert.equal((await sharded.call("DELETE", `/v1/long-term-memory${ns}&${gone.map((id) => `memory_ids=${id}`).join("&")}`)).status, 200);
+  const stopped = await sharded.call("POST", `/v1/admin/shards/split${ns}`, { shard: 1 });
+  assert.equal(stopped.status, 500, stopped.text);
+
+  const out = await sharded.call("GET", `/v1/export${ns}&vectors=f32`);
+  assert.equal(out.status, 200, out.text);
+  assert.match(out.headers.get("content-type"), /ndjson/);
+  assert.equal(out.headers.get("content-length"), null, "streamed, not one body");
+  const lines = out.text.split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l));
+  assert.equal(lines.at(-1).type, "end");
+  assert.equal(lines.at(-1).lines, lines.length - 1);
+  const ids = (type, id) => lines.filter((l) => l.type === type).map(id).sort();
+  const live = recs.map((m) => m.id).filter((id) => !gone.includes(id)).sort();
+  assert.deepEqual(ids("memory", (l) => l.record.id), live, "each live record once");
+  assert.deepEqual(ids("versions", (l) => l.id), recs.map((m) => m.id).sort(), "each history once, the deleted records' among them");
+  assert.equal(ids("session", (l) => l.session.session_id).length, 6);
+  assert.equal(new Set(lines.filter((l) => l.type === "memory").map((l) => l.key)).size, live.length, "distinct keys");
+  assert.ok(lines.filter((l) => l.type === "memory").every((l) => l.key < lines.find((x) => x.type === "longterm").next_key));
+  // It imports into one object, which exports the same lines.
+  const into = await single.call("POST", "/v1/import?namespace=pages2", out.text, { "content-type": "application/x-ndjson" });
+  assert.equal(into.status, 200, into.text);
+  assert.deepEqual([into.json.sessions, into.json.memories], [6, live.length]);
+  const again = await single.call("GET", "/v1/export?namespace=pages2&vectors=f32");
+  assert.deepEqual(normal(again.text), normal(out.text));
+  // A bad query is refused before anything is written.
+  const bad = await sharded.call("GET", `/v1/export${ns}&vectors=f16`);
+  assert.equal(bad.status, 400, bad.text);
+  assert.equal(bad.json.code, "invalid_query");
+});
+
 test("publishing a sharded tenant writes one replica the npm package opens, holding every shard's state; an erasure publishes it again", async () => {
   const sharded = await start({ EDGEMEM_SHARDS_INITIAL: String(SHARDS) });
   const single = await start({});

@@ -57,37 +57,54 @@ impl Engine {
     pub fn export_lines(&self, vectors: bool, exported_at: Millis) -> Result<Vec<String>> {
         let lt = &self.longterm;
         let mut out = Vec::with_capacity(self.sessions.len() + lt.len() * 2 + PARTS.len() + 3);
-        out.push(
-            json!({
-                "format": EXPORT_FORMAT,
-                "schema_version": EXPORT_SCHEMA_VERSION,
-                "embedder": lt.embedder(),
-                "exported_at": crate::core::time::format_rfc3339(exported_at),
-                "last_seq": self.last_seq,
-                "vectors": if vectors { "f32" } else { "none" },
-                "dim": lt.dim(),
-            })
-            .to_string(),
-        );
+        out.push(self.export_header(vectors, exported_at).to_string());
         for s in self.sessions.values() {
-            out.push(line("session", "session", &to_json("session", s)?, ""));
+            out.push(session_line(s)?);
         }
         out.push(line("longterm", "next_key", &lt.next_key().to_string(), ""));
         for (key, r) in lt.keyed_records() {
-            let mut rest = String::new();
-            if vectors {
-                let vector = lt.index().and_then(|i| i.get(key)).ok_or_else(|| Error::Internal { detail: format!("memory {:?} has no vector", r.id) })?;
-                let bytes: Vec<u8> = vector.iter().flat_map(|x| x.to_le_bytes()).collect();
-                rest.reserve(bytes.len() * 4 / 3 + 16);
-                rest.push_str(",\"vector\":\"");
-                base64url_encode(&bytes, &mut rest);
-                rest.push('"');
-            }
-            out.push(line("memory", "record", &to_json("memory", r)?, &format!(",\"key\":{key}{rest}")));
+            out.push(self.memory_line(key, r, vectors)?);
         }
-        for (id, versions) in lt.histories_snapshot() {
-            out.push(line("versions", "versions", &to_json("versions", &versions)?, &format!(",\"id\":{}", Value::String(id))));
+        for (id, versions) in lt.histories_after(None) {
+            out.push(versions_line(id, versions)?);
         }
+        out.extend(self.state_lines(None)?);
+        let n = out.len();
+        out.push(line("end", "lines", &n.to_string(), ""));
+        Ok(out)
+    }
+
+    /// The header line's object.
+    pub(super) fn export_header(&self, vectors: bool, exported_at: Millis) -> Value {
+        let lt = &self.longterm;
+        json!({
+            "format": EXPORT_FORMAT,
+            "schema_version": EXPORT_SCHEMA_VERSION,
+            "embedder": lt.embedder(),
+            "exported_at": crate::core::time::format_rfc3339(exported_at),
+            "last_seq": self.last_seq,
+            "vectors": if vectors { "f32" } else { "none" },
+            "dim": lt.dim(),
+        })
+    }
+
+    /// Record `r`'s line, under its `key`; with `vectors`, its vector too.
+    pub(super) fn memory_line(&self, key: u64, r: &MemoryRecord, vectors: bool) -> Result<String> {
+        let mut rest = String::new();
+        if vectors {
+            let vector = self.longterm.index().and_then(|i| i.get(key)).ok_or_else(|| Error::Internal { detail: format!("memory {:?} has no vector", r.id) })?;
+            let bytes: Vec<u8> = vector.iter().flat_map(|x| x.to_le_bytes()).collect();
+            rest.reserve(bytes.len() * 4 / 3 + 16);
+            rest.push_str(",\"vector\":\"");
+            base64url_encode(&bytes, &mut rest);
+            rest.push('"');
+        }
+        Ok(line("memory", "record", &to_json("memory", r)?, &format!(",\"key\":{key}{rest}")))
+    }
+
+    /// One line per part of the state ([`PARTS`]); with `keep`, each map
+    /// by session id cut to the sessions it accepts.
+    pub(super) fn state_lines(&self, keep: Option<&dyn Fn(&str) -> bool>) -> Result<Vec<String>> {
         let parts: [(&str, String); 9] = [
             ("ledger", to_json("ledger", &self.ledger.snapshot_ref())?),
             ("history", to_json("history", &self.history)?),
@@ -99,13 +116,26 @@ impl Engine {
             ("extraction", to_json("extraction", &self.extraction)?),
             ("summary_views", to_json("summary_views", &self.summary_views)?),
         ];
+        let mut out = Vec::with_capacity(parts.len());
         for (name, json) in parts {
+            let json = match keep {
+                Some(keep) if super::export_shard::by_session(name) => super::export_shard::cut_text(name, &json, keep)?,
+                _ => json,
+            };
             out.push(line(name, name, &json, ""));
         }
-        let n = out.len();
-        out.push(line("end", "lines", &n.to_string(), ""));
         Ok(out)
     }
+}
+
+/// Session `s`'s line.
+pub(super) fn session_line(s: &Session) -> Result<String> {
+    Ok(line("session", "session", &to_json("session", s)?, ""))
+}
+
+/// The line of record `id`'s history.
+pub(super) fn versions_line(id: &str, versions: &[Version]) -> Result<String> {
+    Ok(line("versions", "versions", &to_json("versions", &versions)?, &format!(",\"id\":{}", Value::String(id.to_owned()))))
 }
 
 /// A record's vector in an import: as the export carried it (stored by its

@@ -3,13 +3,14 @@
 //! file that imports into one object, and any export imports into a
 //! sharded tenant.
 //!
-//! - [`merge`] makes one export of every shard's own: each shard's
-//!   sessions and records that it owns under the map (a copy a split left
-//!   behind before its collection is skipped), their keys made distinct,
-//!   home's state (the ledger, agents, episodes, services, summary views,
-//!   the settings every shard keeps alike) from home, and the state kept
-//!   per session (archives, tool caches, decision logs, extraction
-//!   watermarks) from the session's shard.
+//! - An export streams: the front asks every shard for its head
+//!   ([`super::export_page`]), writes [`merged_header`], then each shard's
+//!   own sessions, the key counter, each shard's records below its cut
+//!   ([`rebased`]: each shard's keys above the ones before it), the
+//!   histories (a record's from the shard that owns it, a deleted
+//!   record's from the first shard that holds one), the
+//!   [`merged_state`] (home's state, with the state kept per session from
+//!   each session's shard) and the end line.
 //! - [`split`] cuts one export into one per shard, each a whole export
 //!   file: each shard's sessions and records with their per-session
 //!   state, the settings every shard keeps alike in each, home's state at
@@ -18,11 +19,12 @@
 //! Both work line by line on the JSON text, so no state type is decoded
 //! here: each shard's import checks its part as any import is checked.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 
 use serde_json::{json, Map, Value};
 
 use super::export::EXPORT_FORMAT;
+use super::export_page::ExportHead;
 use crate::core::error::{Error, Result, VectorCode};
 use crate::core::privacy::PseudonymKey;
 use crate::core::shard::{bucket_of, record_bucket, ShardId, ShardMap};
@@ -138,102 +140,88 @@ fn with_key(text: &str, key: u64) -> Option<String> {
     (len > 0).then(|| format!("{},\"key\":{key}{}", &text[..at], &digits[len..]))
 }
 
-/// One export from every shard's (`parts`: each shard and its export,
-/// home's among them). See the module docs.
-pub fn merge(parts: &[(ShardId, &str)], owners: &Owners<'_>) -> Result<String> {
-    let read: Vec<(ShardId, Vec<Line<'_>>)> = parts.iter().map(|(s, t)| Ok((*s, lines(t)?))).collect::<Result<_>>()?;
-    let home = read.iter().find(|(s, _)| *s == 0).ok_or_else(|| Error::Internal { detail: "no export from home".into() })?;
-    let mut header = home.1[0].v.clone();
-    // One embedder for every record, as one object has.
+/// Whether state part `kind` holds maps by session id.
+pub(super) fn by_session(kind: &str) -> bool {
+    SESSION_MAPS.iter().any(|(k, _)| *k == kind)
+}
+
+/// State part `kind`'s JSON text with its maps by session id cut to the
+/// sessions `keep` accepts.
+pub(super) fn cut_text(kind: &str, json: &str, keep: &dyn Fn(&str) -> bool) -> Result<String> {
+    let v: Value = serde_json::from_str(json).map_err(|e| Error::Internal { detail: format!("export {kind}: {e}") })?;
+    Ok(cut_sessions(kind, &v, keep).to_string())
+}
+
+/// The merged export's header from every shard's head (home's among
+/// them): home's, with the one embedder and dimension of every shard that
+/// holds records (two embedders: a re-embedding under way, refused).
+pub fn merged_header(heads: &[(ShardId, &ExportHead)]) -> Result<String> {
+    let home = heads.iter().find(|(s, _)| *s == 0).ok_or_else(|| Error::Internal { detail: "no export head from home".into() })?;
+    let Value::Object(mut header) = home.1.header.clone() else { return Err(Error::Internal { detail: "home's export header is not an object".into() }) };
     let mut embedder: Option<&Value> = None;
-    for (s, ls) in &read {
-        let holds = ls.iter().any(|l| l.kind() == "memory");
-        let e = &ls[0].v.get("embedder").unwrap_or(&Value::Null);
-        if holds && !e.is_null() {
+    for (s, h) in heads.iter().filter(|(_, h)| h.records > 0) {
+        let e = h.header.get("embedder").unwrap_or(&Value::Null);
+        if !e.is_null() {
             match embedder {
-                Some(first) if first != *e => return Err(Error::vector(VectorCode::EmbedderMismatch, format!("shard {s}'s records were made by {e}, another shard's by {first}: a re-embedding is under way; export again when it is done"))),
+                Some(first) if first != e => return Err(Error::vector(VectorCode::EmbedderMismatch, format!("shard {s}'s records were made by {e}, another shard's by {first}: a re-embedding is under way; export again when it is done"))),
                 _ => embedder = Some(e),
             }
         }
-        if header.get("dim").is_none_or(Value::is_null) && holds {
-            header.insert("dim".into(), ls[0].v.get("dim").cloned().unwrap_or(Value::Null));
+        if header.get("dim").is_none_or(Value::is_null) {
+            header.insert("dim".into(), h.header.get("dim").cloned().unwrap_or(Value::Null));
         }
     }
     if let Some(e) = embedder {
         header.insert("embedder".into(), e.clone());
     }
-    let mut out: Vec<String> = vec![Value::Object(header).to_string()];
-    // Sessions, each from its owner.
-    for (s, ls) in &read {
-        for l in ls.iter().filter(|l| l.kind() == "session") {
-            let id = l.v.get("session").and_then(|x| x.get("session_id")).and_then(Value::as_str).ok_or_else(|| bad(l.n, "a session without session_id"))?;
-            if owners.session(id) == *s {
-                out.push(l.text.to_owned());
-            }
-        }
-    }
-    // Records, each from its owner, their keys made distinct: each
-    // shard's keys go above the ones before it.
-    let mut memories = Vec::new();
-    let mut kept: HashSet<String> = HashSet::new();
-    let mut base = 0u64;
-    for (s, ls) in &read {
-        let mut next_key = 0u64;
-        for l in ls {
-            match l.kind() {
-                "longterm" => next_key = l.v.get("next_key").and_then(Value::as_u64).ok_or_else(|| bad(l.n, "next_key must be a whole number"))?,
-                "memory" => {
-                    let record = l.v.get("record").ok_or_else(|| bad(l.n, "a memory without record"))?;
-                    if owners.record(record) != *s {
-                        continue;
-                    }
-                    let key = l.v.get("key").and_then(Value::as_u64).ok_or_else(|| bad(l.n, "key must be a whole number"))?;
-                    let rebased = base.checked_add(key).ok_or_else(|| bad(l.n, "key overflows"))?;
-                    kept.insert(record.get("id").and_then(Value::as_str).unwrap_or_default().to_owned());
-                    memories.push(with_key(l.text, rebased).ok_or_else(|| bad(l.n, "a memory line not in the exporter's form"))?);
-                }
-                _ => {}
-            }
-        }
-        base = base.checked_add(next_key).ok_or_else(|| Error::Internal { detail: "record keys overflow".into() })?;
-    }
-    out.push(format!("{{\"type\":\"longterm\",\"next_key\":{base}}}"));
-    out.extend(memories);
-    // A record's history from the shard that holds the record; a deleted
-    // record's from the first shard that has one.
-    let mut histories: HashSet<String> = HashSet::new();
-    for (s, ls) in &read {
-        let held: HashSet<&str> = ls.iter().filter(|l| l.kind() == "memory").filter(|l| l.v.get("record").is_some_and(|r| owners.record(r) == *s)).filter_map(|l| l.v.get("record")?.get("id")?.as_str()).collect();
-        for l in ls.iter().filter(|l| l.kind() == "versions") {
-            let id = l.v.get("id").and_then(Value::as_str).ok_or_else(|| bad(l.n, "versions without id"))?;
-            let ours = held.contains(id) || (!kept.contains(id) && !histories.contains(id));
-            if ours && histories.insert(id.to_owned()) {
-                out.push(l.text.to_owned());
-            }
-        }
-    }
-    // State: home's, with the per-session maps from each session's shard.
-    for l in home.1[1..].iter().filter(|l| !matches!(l.kind(), "session" | "longterm" | "memory" | "versions" | "end")) {
-        let kind = l.kind();
-        let mut part = l.v.get(kind).cloned().unwrap_or(Value::Null);
-        if SESSION_MAPS.iter().any(|(k, _)| *k == kind) {
-            part = cut_sessions(kind, &part, &|id: &str| owners.session(id) == 0);
-            for (s, ls) in read.iter().filter(|(s, _)| *s != 0) {
-                let Some(theirs) = ls.iter().find(|x| x.kind() == kind).and_then(|x| x.v.get(kind)) else { continue };
-                let theirs = cut_sessions(kind, theirs, &|id: &str| owners.session(id) == *s);
-                union_sessions(kind, &mut part, &theirs);
-            }
-        }
-        out.push(line_of(kind, &part));
-    }
-    let n = out.len();
-    out.push(end_line(n));
-    let mut text = out.join("\n");
-    text.push('\n');
-    Ok(text)
+    Ok(Value::Object(header).to_string())
 }
 
-fn end_line(lines: usize) -> String {
+/// The merged export's state lines: home's, each map by session id with
+/// every shard's entries (each head's maps hold its own sessions only).
+pub fn merged_state(heads: &[(ShardId, &ExportHead)]) -> Result<Vec<String>> {
+    let parse = |s: ShardId, text: &str| -> Result<(String, Value)> {
+        let mut v: Value = serde_json::from_str(text).map_err(|e| Error::Internal { detail: format!("shard {s}'s state line: {e}") })?;
+        let kind = v.get("type").and_then(Value::as_str).unwrap_or_default().to_owned();
+        let part = v.get_mut(&kind).map(Value::take).unwrap_or(Value::Null);
+        Ok((kind, part))
+    };
+    let home = heads.iter().find(|(s, _)| *s == 0).ok_or_else(|| Error::Internal { detail: "no export head from home".into() })?;
+    let mut out = Vec::with_capacity(home.1.state.len());
+    for text in &home.1.state {
+        let (kind, mut part) = parse(0, text)?;
+        if !by_session(&kind) {
+            out.push(text.clone());
+            continue;
+        }
+        for (s, h) in heads.iter().filter(|(s, _)| *s != 0) {
+            for theirs in &h.state {
+                let (k, v) = parse(*s, theirs)?;
+                if k == kind {
+                    union_sessions(&kind, &mut part, &v);
+                }
+            }
+        }
+        out.push(line_of(&kind, &part));
+    }
+    Ok(out)
+}
+
+/// A shard's record line under the merged export's key (`base` + its own).
+pub fn rebased(text: &str, base: u64) -> Result<String> {
+    let bad_line = || Error::Internal { detail: "a shard's memory line is not in the exporter's form".into() };
+    let at = text.rfind(",\"key\":").ok_or_else(bad_line)?;
+    let key: u64 = text[at + 7..].bytes().take_while(u8::is_ascii_digit).try_fold(0u64, |k, d| k.checked_mul(10)?.checked_add(u64::from(d - b'0'))).ok_or_else(bad_line)?;
+    with_key(text, base.checked_add(key).ok_or_else(bad_line)?).ok_or_else(bad_line)
+}
+
+/// The key counter's line.
+pub fn longterm_line(next_key: u64) -> String {
+    format!("{{\"type\":\"longterm\",\"next_key\":{next_key}}}")
+}
+
+/// The end line, counting the `lines` before it.
+pub fn end_line(lines: usize) -> String {
     format!("{{\"type\":\"end\",\"lines\":{lines}}}")
 }
 

@@ -27,6 +27,7 @@ use crate::core::time::Millis;
 mod extraction;
 mod history;
 pub mod export;
+pub mod export_page;
 pub mod export_shard;
 pub mod moves;
 mod snapshot;

@@ -139,9 +139,28 @@ impl LongTerm {
         self.records.iter().map(|(k, r)| (*k, r))
     }
 
+    /// The records with keys after `after` and below `below`, in key order
+    /// (a page of a shard's export).
+    pub fn keyed_records_between(&self, after: Option<u64>, below: u64) -> impl Iterator<Item = (u64, &MemoryRecord)> {
+        use std::ops::Bound::{Excluded, Unbounded};
+        // BTreeMap::range panics on an empty range with both ends excluded.
+        let bounds = match after {
+            Some(a) if a.saturating_add(1) < below => (Excluded(a), Excluded(below)),
+            Some(_) => (Unbounded, Excluded(0)),
+            None => (Unbounded, Excluded(below)),
+        };
+        self.records.range(bounds).map(|(k, r)| (*k, r))
+    }
+
     /// The internal key of record `id` (its place in this store).
     pub fn key_of(&self, id: &str) -> Option<&u64> {
         self.ids.get(id)
+    }
+
+    /// The histories of ids after `after`, in id order (a page of a
+    /// shard's export).
+    pub fn histories_after<'a>(&'a self, after: Option<&'a str>) -> impl Iterator<Item = (&'a str, &'a [versions::Version])> + 'a {
+        self.histories.after(after)
     }
 
     /// Every record's history, by id (export).

@@ -112,6 +112,12 @@ impl Histories {
         self.by_id.get(id).map(Vec::as_slice)
     }
 
+    /// The histories of ids after `after` (all: `None`), in id order.
+    pub fn after<'a>(&'a self, after: Option<&'a str>) -> impl Iterator<Item = (&'a str, &'a [Version])> + 'a {
+        let from = after.map_or(std::ops::Bound::Unbounded, std::ops::Bound::Excluded);
+        self.by_id.range::<str, _>((from, std::ops::Bound::Unbounded)).map(|(id, h)| (id.as_str(), h.as_slice()))
+    }
+
     /// Gives the current version of `id` its body (`live`, the record as it
     /// stands) before an op changes the record.
     fn archive(&mut self, id: &str, live: &MemoryRecord) {

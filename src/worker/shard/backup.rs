@@ -1,21 +1,26 @@
 //! Export and import of a sharded tenant (issue 21): one file in the open
 //! export format, whatever the shard count, in and out.
 //!
-//! An export asks every shard for its own, one at a time (at most
-//! [`limits::SHARD_EXPORT_BYTES_MAX`] together), and merges them
-//! ([`export_shard::merge`]): what each shard owns under the map, home's
-//! state from home. An import is split by owner ([`export_shard::split`]);
-//! every shard first checks its part ([`IMPORT_CHECK_PATH`]: every check
-//! an import makes, and, for a part that carries its vectors, that the
-//! shard is empty or holds exactly that state), and only then does each
-//! import. A shard that fails past its check (storage) leaves the shards
-//! before it imported; the same request again imports the rest, a no-op
-//! for those.
+//! An export streams ([`crate::api::export_stream`]): every shard's head
+//! first (a refusal is answered as the shard gave it, before any byte is
+//! written), then page after page of each shard's own sessions, records
+//! and histories, at most a page held at a time, so its size is not
+//! bounded by the front's memory. An error past the first byte (a split
+//! flipped the map, a shard failed) cuts the stream, which the file's end
+//! line then reports to any importer. An import is split by owner
+//! ([`export_shard::split`]); every shard first checks its part
+//! ([`IMPORT_CHECK_PATH`]: every check an import makes, and, for a part
+//! that carries its vectors, that the shard is empty or holds exactly
+//! that state), and only then does each import. A shard that fails past
+//! its check (storage) leaves the shards before it imported; the same
+//! request again imports the rest, a no-op for those.
 
+use futures_util::future::LocalBoxFuture;
 use serde_json::{json, Value};
-use worker::Method;
+use worker::{Env, Headers, Method, Response};
 
-use super::{Answer, Routed, Sharded};
+use super::{error_from, send_to, w, Answer, Routed, Sharded};
+use crate::api::export_stream::{head_ask, ExportAsk, ExportShards, Exporter};
 use crate::core::engine::export_shard::{self, Owners};
 use crate::core::error::{Error, Result};
 use crate::core::limits;
@@ -25,38 +30,89 @@ use crate::core::shard::{ShardId, ShardMap};
 pub const IMPORT_CHECK_PATH: &str = "/_shard/import-check";
 /// Home, given its shards' merged export to publish as one replica.
 pub const PUBLISH_PATH: &str = "/_shard/publish";
+/// A step of a shard's export ([`crate::api::export_stream::ExportAsk`]).
+pub const EXPORT_STEP_PATH: &str = "/_shard/export";
 
-/// `GET /v1/export` of a sharded tenant (one shard: its export as it is).
-pub(super) async fn export(s: &Sharded<'_>, map: &ShardMap, epoch: u64) -> Result<Answer> {
-    // One shard holds everything: its export, byte for byte as unsharded.
-    if let [only] = map.shards()[..] {
-        return s.send(only, &Routed { write: false, ..s.routed(only, epoch, Vec::new()) }, Method::Get, s.forward.url.as_str(), &[]).await;
-    }
-    Ok(match merged(s, map, epoch, s.forward.url.as_str()).await? {
-        Ok(text) => Answer { status: 200, content_type: Some("application/x-ndjson".into()), meter: None, body: text.into_bytes() },
-        Err(refused) => refused,
-    })
+/// The tenant's shards as an export asks them: everything owned, since a
+/// streamed body outlives the request's borrows.
+struct Asker {
+    env: Env,
+    base: Vec<(String, String)>,
+    routed: Routed,
+    url: String,
 }
 
-/// Every shard's export (`url`, with its query), one at a time, merged
-/// into one file; a shard's refusal as it answered.
-async fn merged(s: &Sharded<'_>, map: &ShardMap, epoch: u64, url: &str) -> Result<std::result::Result<String, Answer>> {
-    let mut texts: Vec<(ShardId, String)> = Vec::new();
-    let mut total = 0usize;
+impl ExportShards for Asker {
+    fn ask<'a>(&'a self, shard: ShardId, ask: &'a ExportAsk) -> LocalBoxFuture<'a, Result<Vec<u8>>> {
+        Box::pin(async move {
+            let body = serde_json::to_vec(ask).map_err(|e| Error::Internal { detail: e.to_string() })?;
+            let a = send_to(&self.env, &self.base, &Routed { shard, ..self.routed.clone() }, shard, Method::Post, &self.url, &body).await?;
+            if a.ok() {
+                Ok(a.body)
+            } else {
+                Err(error_from(a.status, &a.json().unwrap_or_default()))
+            }
+        })
+    }
+}
+
+/// An export of the shards of `map` whose heads every shard answered
+/// (`Err`: the first refusal, as the shard gave it).
+async fn exporter(s: &Sharded<'_>, map: &ShardMap, epoch: u64, vectors: bool) -> Result<std::result::Result<(Exporter<Asker>, String), Answer>> {
+    let url = format!("{}{EXPORT_STEP_PATH}", s.forward.url.origin().ascii_serialization());
+    let routed = Routed { write: false, ..s.routed(0, epoch, Vec::new()) };
+    let mut heads = Vec::new();
     for shard in map.shards() {
-        let a = s.send(shard, &Routed { write: false, ..s.routed(shard, epoch, Vec::new()) }, Method::Get, url, &[]).await?;
+        let body = serde_json::to_vec(&head_ask(map.buckets_of(shard), vectors)).map_err(|e| Error::Internal { detail: e.to_string() })?;
+        let a = s.send(shard, &Routed { shard, ..routed.clone() }, Method::Post, &url, &body).await?;
         if !a.ok() {
             return Ok(Err(a));
         }
-        total = total.saturating_add(a.body.len());
-        if total > limits::SHARD_EXPORT_BYTES_MAX {
-            return Err(Error::too_large("a sharded tenant's export", total, limits::SHARD_EXPORT_BYTES_MAX));
-        }
-        texts.push((shard, String::from_utf8(a.body).map_err(|_| Error::Internal { detail: format!("shard {shard}'s export is not UTF-8") })?));
+        heads.push((shard, a.body));
     }
-    let key = s.privacy()?;
-    let parts: Vec<(ShardId, &str)> = texts.iter().map(|(shard, t)| (*shard, t.as_str())).collect();
-    Ok(Ok(export_shard::merge(&parts, &Owners { map, key: key.as_ref() })?))
+    let asker = Asker { env: s.env.clone(), base: s.base.clone(), routed, url };
+    Ok(Ok(Exporter::new(asker, map, vectors, heads)?))
+}
+
+/// What an export answers: a stream, or a shard's refusal before it.
+pub(super) enum Exported {
+    Stream(Response),
+    Refused(Answer),
+}
+
+/// `GET /v1/export` of a sharded tenant (one shard: its export as it is).
+pub(super) async fn export(s: &Sharded<'_>, map: &ShardMap, epoch: u64) -> Result<Exported> {
+    // One shard holds everything: its export, byte for byte as unsharded.
+    if let [only] = map.shards()[..] {
+        return Ok(Exported::Refused(s.send(only, &Routed { write: false, ..s.routed(only, epoch, Vec::new()) }, Method::Get, s.forward.url.as_str(), &[]).await?));
+    }
+    let vectors = match s.forward.query.iter().find(|(k, _)| k == "vectors").map(|(_, v)| v.as_str()) {
+        None | Some("none") => false,
+        Some("f32") => true,
+        Some(other) => return Err(Error::InvalidQuery { param: "vectors".into(), reason: format!("f32 or none, got {other:?}") }),
+    };
+    let (mut ex, first) = match exporter(s, map, epoch, vectors).await? {
+        Ok(started) => started,
+        Err(refused) => return Ok(Exported::Refused(refused)),
+    };
+    // A test's small pages (dev mode): many pages from a few records.
+    if let Some(items) = super::super::env_string(s.env, "EDGEMEM_TEST_EXPORT_PAGE_ITEMS").filter(|_| s.settings.dev).and_then(|v| v.parse().ok()) {
+        ex = ex.page_items(items);
+    }
+    let body = futures_util::stream::try_unfold((Some(first), ex, s.tenant.clone()), |(first, mut ex, tenant)| async move {
+        let chunk = match first {
+            Some(first) => Some(first),
+            None => ex.next_chunk().await.map_err(|e| {
+                worker::console_error!("edgemem: the export of {tenant} was cut: {e}");
+                worker::Error::RustError(format!("the export was cut: {e}"))
+            })?,
+        };
+        Ok::<_, worker::Error>(chunk.map(|c| (c.into_bytes(), (None, ex, tenant))))
+    });
+    let h = Headers::new();
+    h.set("content-type", "application/x-ndjson").map_err(w)?;
+    h.set("cache-control", "no-store").map_err(w)?;
+    Ok(Exported::Stream(Response::from_stream(body).map_err(w)?.with_headers(h)))
 }
 
 /// `POST /v1/snapshots/publish` of a sharded tenant: one replica, the
@@ -70,8 +126,8 @@ pub(super) async fn publish(s: &Sharded<'_>, map: &ShardMap, epoch: u64) -> Resu
         return s.pass(only, &Routed { home: true, ..s.routed(only, epoch, Vec::new()) }).await;
     }
     let origin = s.forward.url.origin().ascii_serialization();
-    let text = match merged(s, map, epoch, &format!("{origin}/v1/export?vectors=f32")).await? {
-        Ok(text) => text,
+    let text = match exporter(s, map, epoch, true).await? {
+        Ok((ex, first)) => ex.collect(first, limits::SHARD_EXPORT_BYTES_MAX).await?,
         Err(refused) => return Ok(refused),
     };
     let home = Routed { home: true, ..s.routed(0, epoch, Vec::new()) };

@@ -210,6 +210,26 @@ pub async fn map_for(env: &Env, tenant: &str, initial: Option<usize>, fresh: boo
     Ok(map)
 }
 
+/// One call to `shard` of `routed`'s tenant, with the headers `base` and
+/// the routing header.
+async fn send_to(env: &Env, base: &[(String, String)], routed: &Routed, shard: ShardId, method: Method, url: &str, body: &[u8]) -> Result<Answer> {
+    let h = Headers::new();
+    for (k, v) in base {
+        h.set(k, v).map_err(w)?;
+    }
+    h.set(SHARD_HEADER, &serde_json::to_string(routed).map_err(|e| Error::Internal { detail: e.to_string() })?).map_err(w)?;
+    let mut init = RequestInit::new();
+    init.with_method(method).with_headers(h);
+    if !body.is_empty() {
+        init.with_body(Some(js_sys::Uint8Array::from(body).into()));
+    }
+    let req = Request::new_with_init(url, &init).map_err(w)?;
+    let mut resp = super::object_stub(env, &object_name(&routed.tenant, shard)).map_err(w)?.fetch_with_request(req).await.map_err(w)?;
+    let content_type = resp.headers().get("content-type").map_err(w)?;
+    let meter = resp.headers().get(super::METER_HEADER).map_err(w)?;
+    Ok(Answer { status: resp.status_code(), content_type, meter, body: resp.bytes().await.map_err(w)? })
+}
+
 /// A shard's answer, held so the front can look at it before passing it on.
 struct Answer {
     status: u16,
@@ -278,21 +298,7 @@ impl Sharded<'_> {
     }
 
     async fn send_now(&self, shard: ShardId, routed: &Routed, method: Method, url: &str, body: &[u8]) -> Result<Answer> {
-        let h = Headers::new();
-        for (k, v) in &self.base {
-            h.set(k, v).map_err(w)?;
-        }
-        h.set(SHARD_HEADER, &serde_json::to_string(routed).map_err(|e| Error::Internal { detail: e.to_string() })?).map_err(w)?;
-        let mut init = RequestInit::new();
-        init.with_method(method).with_headers(h);
-        if !body.is_empty() {
-            init.with_body(Some(js_sys::Uint8Array::from(body).into()));
-        }
-        let req = Request::new_with_init(url, &init).map_err(w)?;
-        let mut resp = super::object_stub(self.env, &object_name(&self.tenant, shard)).map_err(w)?.fetch_with_request(req).await.map_err(w)?;
-        let content_type = resp.headers().get("content-type").map_err(w)?;
-        let meter = resp.headers().get(super::METER_HEADER).map_err(w)?;
-        Ok(Answer { status: resp.status_code(), content_type, meter, body: resp.bytes().await.map_err(w)? })
+        send_to(self.env, &self.base, routed, shard, method, url, body).await
     }
 
     fn routed(&self, shard: ShardId, epoch: u64, buckets: Vec<Bucket>) -> Routed {
@@ -348,7 +354,13 @@ pub(super) async fn dispatch(mut s: Sharded<'_>) -> Result<Response> {
         // A test fault (dev mode): the first attempt routes under the map
         // before this one, as a front whose cache missed a split would.
         let routed_epoch = if attempt == 0 && s.dev_fault("stale_map") { map.epoch.saturating_sub(1) } else { map.epoch };
-        let answer = placed(&s, place, route, &path, &map, routed_epoch).await?;
+        let answer = match place {
+            Placement::Export => match backup::export(&s, &map, routed_epoch).await? {
+                backup::Exported::Stream(streamed) => return Ok(streamed),
+                backup::Exported::Refused(a) => a,
+            },
+            _ => placed(&s, place, route, &path, &map, routed_epoch).await?,
+        };
         if !answer.moved() {
             return answer.into_response();
         }
@@ -439,7 +451,7 @@ async fn placed(s: &Sharded<'_>, place: Placement, route: &routes::Route, path: 
         }
         Placement::Prompt => prompt(s, map, epoch).await,
         Placement::AgentPrompt => agent_prompt(s, map, epoch).await,
-        Placement::Export => backup::export(s, map, epoch).await,
+        Placement::Export => Err(Error::Internal { detail: "an export is streamed, not placed".into() }),
         Placement::Publish => backup::publish(s, map, epoch).await,
         Placement::Import => backup::import(s, map, epoch).await,
         Placement::Erase => {
@@ -531,6 +543,7 @@ pub async fn serve_step(store: &DoStore, ctx: &mut crate::api::Ctx<'_>, req: &cr
         }
         .await,
         backup::IMPORT_CHECK_PATH => crate::api::export::check(store, req.body).await.map(crate::api::Response::ok),
+        backup::EXPORT_STEP_PATH => crate::api::export_stream::export_step(store, req.body, ctx.now).await.map(crate::api::Response::ok_bytes),
         FORGET_PART_PATH => async {
             let asked = f::Forget::read(req)?;
             Ok(crate::api::Response::ok(json!(f::part(store, &asked, ctx.now).await?)))

@@ -1,0 +1,106 @@
+// A sharded tenant's export (issue 21), under `wrangler dev` on this
+// machine: the same records (EXPORT_RECORDS, default 16,000, over 2,000
+// users) loaded into a tenant of EXPORT_SHARDS shards (default 4) and into
+// one unsharded object, then `GET /v1/export?vectors=f32` of each, read as
+// a stream. At the default the file is past 32 MiB, which a sharded
+// tenant's export could not pass before it streamed (the front merged
+// every shard's whole export in its memory).
+//
+// Reported for each: the file's bytes and lines, time to the first byte
+// and to the last, MB/s, and the check that every record is in it once
+// with the end line counting the lines before it. The ratio is the
+// sharded export's time over one object's.
+//
+//   make build && node benches/shard-export.mjs
+//   EXPORT_RECORDS=40000 EXPORT_SHARDS=8 node benches/shard-export.mjs
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { startWranglerDev } from "../tests/e2e/wrangler-dev.mjs";
+import { next, sentence } from "./shard-corpus.mjs";
+
+const ROOT = fileURLToPath(new URL("../", import.meta.url));
+const RECORDS = Number(process.env.EXPORT_RECORDS ?? 16_000);
+const SHARDS = Number(process.env.EXPORT_SHARDS ?? 4);
+const USERS = 2000;
+const NS = "exportbench";
+
+/** The records, the same for both deployments. */
+const records = Array.from({ length: RECORDS }, (_, j) => ({ id: `r${j}`, user_id: `user-${next(USERS)}`, text: `${sentence(6 + next(6))} ${j}` }));
+
+async function load(base) {
+  const t = performance.now();
+  for (let i = 0; i < RECORDS; i += 500) {
+    const r = await fetch(`${base}/v1/long-term-memory/?namespace=${NS}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ memories: records.slice(i, i + 500) }) });
+    if (r.status !== 200) throw new Error(`load at ${i}: ${r.status} ${await r.text()}`);
+  }
+  return (performance.now() - t) / 1000;
+}
+
+/** The export read as a stream: bytes, lines, first byte, last byte, checks. */
+async function exportOnce(base) {
+  const t = performance.now();
+  const r = await fetch(`${base}/v1/export?namespace=${NS}&vectors=f32`);
+  if (r.status !== 200) throw new Error(`export: ${r.status} ${await r.text()}`);
+  const reader = r.body.getReader();
+  const decoder = new TextDecoder();
+  let first = null;
+  let bytes = 0;
+  let rest = "";
+  let lines = 0;
+  let last = null;
+  const ids = new Set();
+  let twice = 0;
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    first ??= performance.now() - t;
+    bytes += value.length;
+    const text = rest + decoder.decode(value, { stream: true });
+    const parts = text.split("\n");
+    rest = parts.pop();
+    for (const l of parts) {
+      if (!l.trim()) continue;
+      lines++;
+      if (l.startsWith('{"type":"memory"')) {
+        const id = /"record":\{"id":"([^"]+)"/.exec(l)[1];
+        if (ids.has(id)) twice++;
+        ids.add(id);
+      }
+      last = l;
+    }
+  }
+  const ms = performance.now() - t;
+  const end = JSON.parse(last);
+  const whole = end.type === "end" && end.lines === lines - 1;
+  return { bytes, lines, first_ms: first, ms, records: ids.size, twice, whole };
+}
+
+const results = [];
+for (const [label, vars] of [[`${SHARDS} shards`, { EDGEMEM_SHARDS_INITIAL: String(SHARDS), EDGEMEM_SHARD_SPLIT_RECORDS: "1000000" }], ["one object", {}]]) {
+  const dir = mkdtempSync(join(tmpdir(), "edgemem-export-bench-"));
+  const dev = await startWranglerDev(ROOT, { persistDir: dir, vars: { EDGEMEM_DEV_MODE: "1", ...vars } });
+  const base = dev.url.replace(/\/$/, "");
+  try {
+    const loadS = await load(base);
+    process.stderr.write(`${label}: loaded ${RECORDS} records in ${loadS.toFixed(1)} s\n`);
+    const runs = [];
+    for (let i = 0; i < 3; i++) runs.push(await exportOnce(base));
+    results.push({ label, runs });
+  } finally {
+    await dev.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const mb = (b) => (b / 1024 / 1024).toFixed(1);
+console.log(`\n${RECORDS} records × 384 f32, exported with their vectors (3 runs each)\n`);
+console.log("| deployment | MiB | lines | first byte | whole file | MiB/s | records once | end line |");
+console.log("|---|---:|---:|---:|---:|---:|---|---|");
+for (const { label, runs } of results) {
+  for (const r of runs) console.log(`| ${label} | ${mb(r.bytes)} | ${r.lines} | ${r.first_ms.toFixed(0)} ms | ${r.ms.toFixed(0)} ms | ${(r.bytes / 1024 / 1024 / (r.ms / 1000)).toFixed(1)} | ${r.records === RECORDS && r.twice === 0 ? "yes" : `no (${r.records}, ${r.twice} twice)`} | ${r.whole ? "yes" : "no"} |`);
+}
+const median = (xs) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const [sharded, one] = results.map((r) => median(r.runs.map((x) => x.ms)));
+console.log(`\nmedian whole-file time, sharded / one object: ${(sharded / one).toFixed(2)}`);

@@ -1,0 +1,254 @@
+//! A sharded tenant's export as a stream (issue 21): one file in the open
+//! export format, written page by page, so neither the front nor any shard
+//! holds the whole of it and its size is not bounded by either's memory.
+//!
+//! The front asks each shard for its head (header, key counter, state),
+//! then pages of its sessions, records and histories
+//! ([`crate::core::engine::export_page`]), and writes them as
+//! [`crate::core::engine::export_shard`] says. The shards are asked
+//! through [`ExportShards`], so the same [`Exporter`] runs in the Worker
+//! (calls to Durable Objects) and in native tests (stores in memory);
+//! [`export_step`] is a shard's side.
+//!
+//! The file is not a point-in-time snapshot of the tenant (shards are read
+//! one after another, as before), but each record is in it at most once:
+//! records made after the heads are left out, and a split that flips the
+//! map under the export cuts the stream (a shard answers `shard_moved`),
+//! which the end line then reports as a cut file to any importer.
+
+use std::collections::HashSet;
+
+use futures_util::future::LocalBoxFuture;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use crate::core::engine::export_page::{ExportHead, ExportHolds, ExportPage, ExportPart};
+use crate::core::engine::export_shard::{end_line, longterm_line, merged_header, merged_state, rebased};
+use crate::core::error::{Error, Result};
+use crate::core::limits;
+use crate::core::shard::{Bucket, ShardId, ShardMap};
+use crate::core::time::Millis;
+use crate::store::{Backend, Store};
+
+/// What the front asks a shard for.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ExportAsk {
+    /// The buckets the shard owns under the export's map.
+    pub buckets: Vec<Bucket>,
+    /// Whether records carry their vectors.
+    pub vectors: bool,
+    pub step: ExportStep,
+}
+
+/// A step of a shard's export.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExportStep {
+    /// Its [`ExportHead`].
+    Head,
+    /// An [`ExportPage`], walking at most `items_max` items (absent or
+    /// past it: [`limits::SHARD_EXPORT_PAGE_ITEMS_MAX`]).
+    Page {
+        part: ExportPart,
+        after: Option<String>,
+        keys_below: u64,
+        #[serde(default)]
+        items_max: Option<usize>,
+    },
+    /// Its [`ExportHolds`] of `ids` (at most [`limits::SHARD_EXPORT_PAGE_ITEMS_MAX`]).
+    Holds { ids: Vec<String>, keys_below: u64 },
+}
+
+/// A shard's side of [`ExportAsk`], answered as JSON text (written once,
+/// straight from the page: never as a `serde_json::Value`).
+pub async fn export_step<B: Backend>(store: &Store<B>, body: &[u8], now: Millis) -> Result<Vec<u8>> {
+    let ask: ExportAsk = super::parse_json(body)?;
+    let own = super::moves::Moving::new(store, &ask.buckets)?;
+    let json = |v: std::result::Result<Vec<u8>, serde_json::Error>| v.map_err(|e| Error::Internal { detail: format!("export step: {e}") });
+    match ask.step {
+        ExportStep::Head => json(serde_json::to_vec(&store.read(|e| e.export_head(&own, ask.vectors, now)).await??)),
+        ExportStep::Page { part, after, keys_below, items_max } => {
+            let items_max = items_max.unwrap_or(limits::SHARD_EXPORT_PAGE_ITEMS_MAX);
+            json(serde_json::to_vec(&store.read(|e| e.export_page(&own, part, after.as_deref(), keys_below, ask.vectors, items_max)).await??))
+        }
+        ExportStep::Holds { ids, keys_below } => {
+            if ids.len() > limits::SHARD_EXPORT_PAGE_ITEMS_MAX {
+                return Err(Error::LimitExceeded { what: "ids in one export ask".into(), limit: limits::SHARD_EXPORT_PAGE_ITEMS_MAX as u64 });
+            }
+            json(serde_json::to_vec(&store.read(|e| e.export_holds(&own, &ids, keys_below)).await?))
+        }
+    }
+}
+
+/// How the front reaches a tenant's shards.
+pub trait ExportShards {
+    /// Shard `shard`'s answer to `ask`, its JSON text (a refusal as its
+    /// typed error).
+    fn ask<'a>(&'a self, shard: ShardId, ask: &'a ExportAsk) -> LocalBoxFuture<'a, Result<Vec<u8>>>;
+}
+
+fn typed<T: DeserializeOwned>(shard: ShardId, json: &[u8]) -> Result<T> {
+    serde_json::from_slice(json).map_err(|e| Error::Internal { detail: format!("shard {shard}'s export answer: {e}") })
+}
+
+/// The head ask of a shard owning `buckets`.
+pub fn head_ask(buckets: Vec<Bucket>, vectors: bool) -> ExportAsk {
+    ExportAsk { buckets, vectors, step: ExportStep::Head }
+}
+
+/// A sharded tenant's export under way: [`Exporter::next_chunk`] until `None`.
+pub struct Exporter<S> {
+    src: S,
+    /// Every shard of the map, in its order, with its buckets.
+    shards: Vec<(ShardId, Vec<Bucket>)>,
+    /// Each shard's cut (its key counter at its head) and key base.
+    cuts: Vec<u64>,
+    bases: Vec<u64>,
+    vectors: bool,
+    /// The part being written; `None`: the state and the end line are left.
+    part: Option<ExportPart>,
+    /// The shard being read (an index into `shards`) and its cursor.
+    at: usize,
+    after: Option<String>,
+    state: Vec<String>,
+    /// Items a page walks at most (see [`ExportStep::Page`]).
+    page_items: Option<usize>,
+    /// Lines written so far, for the end line.
+    lines: usize,
+    done: bool,
+}
+
+impl<S: ExportShards> Exporter<S> {
+    /// An export of the shards of `map`, from their `heads` (one per shard,
+    /// asked with [`head_ask`]; a refusal among them is the caller's to
+    /// answer before anything is written). Answers the exporter and the
+    /// file's first chunk, its header.
+    pub fn new(src: S, map: &ShardMap, vectors: bool, heads: Vec<(ShardId, Vec<u8>)>) -> Result<(Exporter<S>, String)> {
+        let heads: Vec<(ShardId, ExportHead)> = heads.into_iter().map(|(s, json)| Ok((s, typed(s, &json)?))).collect::<Result<_>>()?;
+        let shards: Vec<(ShardId, Vec<Bucket>)> = map.shards().into_iter().map(|s| (s, map.buckets_of(s))).collect();
+        if heads.iter().map(|(s, _)| *s).ne(shards.iter().map(|(s, _)| *s)) {
+            return Err(Error::Internal { detail: "an export's heads are not the map's shards".into() });
+        }
+        let state_bytes: usize = heads.iter().flat_map(|(_, h)| &h.state).map(String::len).sum();
+        if state_bytes > limits::SHARD_EXPORT_BYTES_MAX {
+            return Err(Error::too_large("a sharded tenant's state lines", state_bytes, limits::SHARD_EXPORT_BYTES_MAX));
+        }
+        let refs: Vec<(ShardId, &ExportHead)> = heads.iter().map(|(s, h)| (*s, h)).collect();
+        let header = merged_header(&refs)?;
+        let state = merged_state(&refs)?;
+        let cuts: Vec<u64> = heads.iter().map(|(_, h)| h.next_key).collect();
+        let mut bases = Vec::with_capacity(cuts.len());
+        let mut base = 0u64;
+        for cut in &cuts {
+            bases.push(base);
+            base = base.checked_add(*cut).ok_or_else(|| Error::Internal { detail: "record keys overflow".into() })?;
+        }
+        let mut ex = Exporter { src, shards, cuts, bases, vectors, part: Some(ExportPart::Sessions), at: 0, after: None, state, page_items: None, lines: 0, done: false };
+        let mut first = String::new();
+        ex.push(&mut first, &header);
+        Ok((ex, first))
+    }
+
+    /// Pages of at most `items` items walked (a test's small pages; the
+    /// default and the most: [`limits::SHARD_EXPORT_PAGE_ITEMS_MAX`]).
+    pub fn page_items(mut self, items: usize) -> Self {
+        self.page_items = Some(items);
+        self
+    }
+
+    fn push(&mut self, out: &mut String, line: &str) {
+        out.push_str(line);
+        out.push('\n');
+        self.lines += 1;
+    }
+
+    /// The next chunk of the file (a page's lines), `None` past its end.
+    pub async fn next_chunk(&mut self) -> Result<Option<String>> {
+        loop {
+            if self.done {
+                return Ok(None);
+            }
+            let mut out = String::new();
+            let Some(part) = self.part else {
+                for line in std::mem::take(&mut self.state) {
+                    self.push(&mut out, &line);
+                }
+                out.push_str(&end_line(self.lines));
+                out.push('\n');
+                self.done = true;
+                return Ok(Some(out));
+            };
+            if self.at == self.shards.len() {
+                (self.at, self.after) = (0, None);
+                self.part = match part {
+                    ExportPart::Sessions => Some(ExportPart::Memories),
+                    ExportPart::Memories => Some(ExportPart::Versions),
+                    ExportPart::Versions => None,
+                };
+                if self.part == Some(ExportPart::Memories) {
+                    let total = self.bases.last().copied().unwrap_or(0).saturating_add(self.cuts.last().copied().unwrap_or(0));
+                    self.push(&mut out, &longterm_line(total));
+                    return Ok(Some(out));
+                }
+                continue;
+            }
+            let (shard, buckets) = (self.shards[self.at].0, self.shards[self.at].1.clone());
+            let ask = ExportAsk { buckets, vectors: self.vectors, step: ExportStep::Page { part, after: self.after.take(), keys_below: self.cuts[self.at], items_max: self.page_items } };
+            let page: ExportPage = typed(shard, &self.src.ask(shard, &ask).await?)?;
+            let dropped = self.orphans_dropped(&page.orphans).await?;
+            for (i, line) in page.lines.iter().enumerate() {
+                if dropped.contains(&i) {
+                    continue;
+                }
+                let line = if part == ExportPart::Memories { rebased(line, self.bases[self.at])? } else { line.clone() };
+                self.push(&mut out, &line);
+            }
+            match page.next {
+                Some(next) => self.after = Some(next),
+                None => self.at += 1,
+            }
+            if !out.is_empty() {
+                return Ok(Some(out));
+            }
+        }
+    }
+
+    /// Of the histories the shard being read holds of records it does not
+    /// own (`orphans`: their lines' places and ids), the places of those
+    /// not written: a record's that another shard owns, or that a shard
+    /// before this one holds a history of (a deleted record's history is
+    /// written once, from the first shard holding one).
+    async fn orphans_dropped(&self, orphans: &[(usize, String)]) -> Result<HashSet<usize>> {
+        if orphans.is_empty() {
+            return Ok(HashSet::new());
+        }
+        let ids: Vec<String> = orphans.iter().map(|(_, id)| id.clone()).collect();
+        let others: Vec<usize> = (0..self.shards.len()).filter(|&i| i != self.at).collect();
+        let (mut held, mut earlier) = (HashSet::new(), HashSet::new());
+        for group in others.chunks(limits::SHARD_FANOUT_BRANCHING_MAX) {
+            let asks: Vec<(usize, ExportAsk)> = group.iter().map(|&i| (i, ExportAsk { buckets: self.shards[i].1.clone(), vectors: false, step: ExportStep::Holds { ids: ids.clone(), keys_below: self.cuts[i] } })).collect();
+            let answers = futures_util::future::join_all(asks.iter().map(|(i, ask)| self.src.ask(self.shards[*i].0, ask))).await;
+            for ((i, _), answer) in asks.iter().zip(answers) {
+                let holds: ExportHolds = typed(self.shards[*i].0, &answer?)?;
+                held.extend(holds.held);
+                if *i < self.at {
+                    earlier.extend(holds.histories);
+                }
+            }
+        }
+        Ok(orphans.iter().filter(|(_, id)| held.contains(id) || earlier.contains(id)).map(|(i, _)| *i).collect())
+    }
+
+    /// The whole file, `first` (from [`Exporter::new`]) and every chunk
+    /// after it, at most `bytes_max` (`payload_too_large` past it).
+    pub async fn collect(mut self, first: String, bytes_max: usize) -> Result<String> {
+        let mut text = first;
+        while let Some(chunk) = self.next_chunk().await? {
+            text.push_str(&chunk);
+            if text.len() > bytes_max {
+                return Err(Error::too_large("a sharded tenant's export", text.len(), bytes_max));
+            }
+        }
+        Ok(text)
+    }
+}
