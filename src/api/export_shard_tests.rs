@@ -250,3 +250,35 @@ fn a_shard_checks_its_part_without_writing_and_refuses_other_state() {
     assert_eq!(check(&imported, &parts[0].1).unwrap()["import"], "unchecked");
     assert!(check(&empty, "{\"format\":\"edgemem-export\",\"schema_version\":1,\"last_seq\":1}\n").is_err(), "a cut part");
 }
+
+#[test]
+fn a_file_streamed_line_by_line_splits_as_the_whole_file_and_a_line_after_its_end_is_refused() {
+    use crate::core::engine::export_shard::Splitter;
+    let mut source = spread();
+    let whole = export(&mut source);
+    let map = ShardMap::even(3).unwrap();
+    let owners = Owners { map: &map, key: None };
+    let mut splitter = Splitter::new(&owners);
+    let mut parts: std::collections::BTreeMap<ShardId, String> = Default::default();
+    // Blank lines between, as a hand-edited file may have.
+    for (i, line) in whole.replace("\n{\"type\":\"memory\"", "\n\n{\"type\":\"memory\"").split('\n').enumerate() {
+        for (s, l) in splitter.line(i + 1, line).unwrap() {
+            parts.entry(s).or_default().push_str(&format!("{l}\n"));
+        }
+    }
+    for (s, l) in splitter.finish().unwrap() {
+        parts.entry(s).or_default().push_str(&format!("{l}\n"));
+    }
+    assert_eq!(parts.into_iter().collect::<Vec<_>>(), split(&whole, &owners).unwrap());
+    // Each part imports (its end line counts its lines, the header's among them).
+    for (_, part) in split(&whole, &owners).unwrap() {
+        import(&part);
+    }
+    let mut after = Splitter::new(&owners);
+    let n = whole.lines().count();
+    for (i, line) in whole.lines().enumerate() {
+        after.line(i + 1, line).unwrap();
+    }
+    assert_eq!(after.line(n + 1, "{\"type\":\"ledger\",\"ledger\":null}").unwrap_err().code(), "invalid_input");
+    assert!(Splitter::new(&owners).finish().is_err(), "no header");
+}

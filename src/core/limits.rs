@@ -190,6 +190,13 @@ limits! {
     /// loads a replica whole). Records, sessions and histories stream
     /// page by page and are not counted. Past it, `payload_too_large`.
     pub const SHARD_EXPORT_BYTES_MAX: usize = IMPORT_BYTES_MAX;
+    /// Bytes of an import into a sharded tenant, read as it streams in
+    /// (each shard's part is at most [`IMPORT_BYTES_MAX`]). An unsharded
+    /// deployment's import is at most [`IMPORT_BYTES_MAX`].
+    pub const SHARD_IMPORT_BYTES_MAX: usize = 2 * 1024 * 1024 * 1024 - 1;
+    /// Bytes of lines the front holds for one shard of an import before it
+    /// stages them there (one row of the shard's database each).
+    pub const SHARD_IMPORT_CHUNK_BYTES: usize = 256 * 1024;
     /// Bytes of lines in one page of a shard's export (at least one line,
     /// which may pass it alone).
     pub const SHARD_EXPORT_PAGE_BYTES: usize = 1024 * 1024;

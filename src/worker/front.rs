@@ -157,7 +157,10 @@ pub async fn front(req: &mut Request, env: &Env) -> R<Response> {
     // Refuse oversized bodies before reading them when the length is declared,
     // and after reading when it is not.
     let content_type = req.headers().get("content-type").map_err(w)?;
-    let cap = api::body_bytes_max(url.path(), body_bytes_max(env)?);
+    // A sharded deployment's import is read as it streams to the shards,
+    // past what one body read whole may hold.
+    let streamed = method == Method::Post && path == "/v1/import" && super::shard::initial_shards(env)?.is_some();
+    let cap = if streamed { limits::SHARD_IMPORT_BYTES_MAX } else { api::body_bytes_max(url.path(), body_bytes_max(env)?) };
     if let Some(len) = req.headers().get("content-length").map_err(w)? {
         match len.trim().parse::<u64>() {
             Ok(n) if n > cap as u64 => return Err(Error::PayloadTooLarge { what: "request body".into(), bytes: n, bytes_max: cap as u64 }),
@@ -165,7 +168,12 @@ pub async fn front(req: &mut Request, env: &Env) -> R<Response> {
             Err(_) => return Err(Error::invalid("content-length", "not a number")),
         }
     }
-    let body = req.bytes().await.map_err(w)?;
+    let (body, stream) = if streamed {
+        tenancy::check_content_type(content_type.as_deref(), 1)?;
+        (Vec::new(), Some(req.stream().map_err(w)?))
+    } else {
+        (req.bytes().await.map_err(w)?, None)
+    };
     if body.len() > cap {
         return Err(Error::too_large("request body", body.len(), cap));
     }
@@ -201,7 +209,7 @@ pub async fn front(req: &mut Request, env: &Env) -> R<Response> {
         pass.push(("sec-websocket-protocol", auth::WS_PROTOCOL.to_owned()));
     }
     let rotation = (path == "/v1/encryption/rotate").then(|| pass.iter().find(|(n, _)| *n == NEW_ENCRYPTION_KEY_HEADER).map(|(_, v)| v.clone())).flatten();
-    let resp = dispatch(env, &settings, &principal, Forward { method, url, query, body, bound: None, pass }, now).await?;
+    let resp = dispatch(env, &settings, &principal, Forward { method, url, query, body, stream, bound: None, pass }, now).await?;
     // The tenant now answers to the new key only: so do the API keys bound
     // to the old one. A crash before this line is healed by the same
     // request again (the rotation itself is then a no-op).
@@ -219,6 +227,9 @@ pub(super) struct Forward {
     pub url: Url,
     pub query: Vec<(String, String)>,
     pub body: Vec<u8>,
+    /// The body left unread, as it comes (a sharded deployment's import);
+    /// `body` is then empty.
+    pub stream: Option<worker::ByteStream>,
     /// A namespace fixed by the caller (an MCP session's): the request goes
     /// there, and naming another is refused.
     pub bound: Option<String>,
@@ -230,7 +241,7 @@ pub(super) struct Forward {
 /// be one the key covers, by-id requests follow the directory, creates
 /// register their ids first; then the tenant's Durable Object answers.
 pub(super) async fn dispatch(env: &Env, settings: &auth::Settings, principal: &Principal, f: Forward, now: Millis) -> R<Response> {
-    let Forward { method, url, query, mut body, bound, pass } = f;
+    let Forward { method, url, query, mut body, stream, bound, pass } = f;
     let path = url.path().to_owned();
     let named = tenancy::one_namespace(&query, &body)?;
     if let (Some(b), Some(n)) = (&bound, &named) {
@@ -330,7 +341,7 @@ pub(super) async fn dispatch(env: &Env, settings: &auth::Settings, principal: &P
         // as it is.
         Some(initial) if method == Method::Get && path == "/v1/events" => shard::feed::open(env, &object_name, &base, &url, initial, now).await?,
         Some(initial) => {
-            let forward = Forward { method: method.clone(), url: url.clone(), query, body, bound: None, pass: Vec::new() };
+            let forward = Forward { method: method.clone(), url: url.clone(), query, body, stream, bound: None, pass: Vec::new() };
             Box::pin(shard::dispatch(shard::Sharded { env, settings, tenant: object_name.clone(), forward, base, initial, now, write: true })).await?
         }
     };

@@ -66,7 +66,7 @@ impl Exec for FrontExec<'_> {
                 url.query_pairs_mut().extend_pairs(query.iter());
             }
             let method = Method::from(method.to_owned());
-            let f = Forward { method, url, query, body, bound: Some(self.namespace.clone()), pass: self.crypt.clone() };
+            let f = Forward { method, url, query, body, stream: None, bound: Some(self.namespace.clone()), pass: self.crypt.clone() };
             let mut resp = dispatch(self.env, self.settings, self.principal, f, self.now).await?;
             let status = resp.status_code();
             let v: Value = resp.json().await.map_err(|e| Failure::from(Error::Internal { detail: format!("tool answer: {e}") }))?;

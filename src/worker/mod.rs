@@ -336,6 +336,9 @@ impl MemoryObject {
             shard::admit(&self.env, &self.state, &self.shard_fence, &self.shard_map, r).await?;
             let me = shard::ShardSelf { tenant: r.tenant.clone(), shard: r.shard, namespace: req.headers().get(NAMESPACE_HEADER).map_err(w)?, dev: req.headers().get(DEV_HEADER).map_err(w)?.as_deref() == Some("1") };
             shard::remember_self(&self.state, &self.shard_self, me).await?;
+            if let Some(v) = self.serve_import_stage(&url, req).await {
+                return json_response(api::Response { status: 200, body: v?, raw: None, content_type: None }).map_err(w);
+            }
             if url.path() == shard::views::RESET_PATH {
                 self.views_trust.set(Default::default());
                 return json_response(api::Response { status: 200, body: serde_json::json!({}), raw: None, content_type: None }).map_err(w);
@@ -364,6 +367,8 @@ impl MemoryObject {
         self.privacy_key(&store, namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE), dev)?;
         let actor = req.headers().get(KEY_ID_HEADER).map_err(w)?.unwrap_or_else(|| "operator".to_owned());
         let body = req.bytes().await.map_err(w)?;
+        // A sharded import's part, read back from where it was staged.
+        let body = if routed.is_some() { self.staged_body(req, body)? } else { body };
         if let (Some(_), Some(step)) = (&routed, url.path().strip_prefix(shard::split::MOVE_PATH)) {
             // No alarm is set here: a new shard must not run background
             // work (extraction, the hand-over) on buckets it does not own
@@ -474,6 +479,9 @@ impl MemoryObject {
                 let database_bytes = SqlBackend::database_bytes(&self.state.storage());
                 body.insert("storage".into(), serde_json::json!({ "backend": "durable-object-sql", "database_bytes": database_bytes, "rows_read": total.rows_read, "rows_written": total.rows_written, "sql_statements": total.statements }));
             }
+        }
+        if resp.status == 200 && url.path() == "/v1/import" && req.headers().get(shard::IMPORT_STAGED_HEADER).map_err(w)?.is_some() {
+            sql::staged::clear(&self.state)?;
         }
         // Applied: a fence no longer waits for it (what follows writes elsewhere).
         drop(admitted);

@@ -116,3 +116,39 @@ impl MemoryObject {
         shard::split::maybe_ask(&self.env, &me, records, threshold, &self.split_asked, now_ms()).await;
     }
 }
+
+impl MemoryObject {
+    /// A chunk of a sharded import's part, staged here (`?import=ID&seq=N`,
+    /// the chunk as the body). `None` for any other path.
+    pub(super) async fn serve_import_stage(&self, url: &worker::Url, req: &mut Request) -> Option<Result<Value, Error>> {
+        if url.path() != shard::IMPORT_STAGE_PATH {
+            return None;
+        }
+        let staged = async {
+            let (id, seq) = staged_import(url)?;
+            let chunk = req.bytes().await.map_err(|e| Error::Internal { detail: e.to_string() })?;
+            super::sql::staged::put(&self.state, &id, seq, &chunk)?;
+            Ok(serde_json::json!({}))
+        };
+        Some(staged.await)
+    }
+
+    /// The body of a step that names a staged import
+    /// ([`shard::IMPORT_STAGED_HEADER`], `ID:CHUNKS`): its part, read back
+    /// from staging. Any other request's body as it came.
+    pub(super) fn staged_body(&self, req: &Request, body: Vec<u8>) -> Result<Vec<u8>, Error> {
+        let named = req.headers().get(shard::IMPORT_STAGED_HEADER).map_err(|e| Error::Internal { detail: e.to_string() })?;
+        let Some((id, chunks)) = named.as_deref().and_then(|h| h.split_once(':')) else { return Ok(body) };
+        let chunks = chunks.parse().map_err(|_| Error::invalid(shard::IMPORT_STAGED_HEADER, "ID:CHUNKS"))?;
+        super::sql::staged::get(&self.state, id, chunks)
+    }
+}
+
+/// `import` and `seq` of a staging call's query.
+fn staged_import(url: &worker::Url) -> Result<(String, u64), Error> {
+    let q = api::parse_query(url.query().unwrap_or(""));
+    let get = |k: &str| q.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+    let id = get("import").filter(|id| !id.is_empty() && id.len() <= 64).ok_or_else(|| Error::invalid("import", "an import id of 1 to 64 bytes"))?;
+    let seq = get("seq").and_then(|s| s.parse().ok()).ok_or_else(|| Error::invalid("seq", "a chunk number"))?;
+    Ok((id, seq))
+}

@@ -554,3 +554,63 @@ pub async fn serve_stash(state: &worker::State, op: &str, body: Vec<u8>) -> Resu
         _ => Err(Error::not_found("stash op", op)),
     }
 }
+
+/// A sharded import's part, staged in this shard's database a chunk at a
+/// time (issue 21) so that neither the front nor the shard holds a file
+/// past [`limits::IMPORT_BYTES_MAX`]; the part itself is at most that.
+/// One import is staged at a time: chunk 0 of another drops the last.
+pub mod staged {
+    use super::*;
+
+    const TABLE: &str = "CREATE TABLE IF NOT EXISTS em_import (seq INTEGER PRIMARY KEY, id TEXT NOT NULL, v BLOB NOT NULL)";
+
+    /// Stores chunk `seq` of import `id`.
+    pub fn put(state: &worker::State, id: &str, seq: u64, chunk: &[u8]) -> Result<()> {
+        let sql = Sql { sql: state.storage().sql(), meter: Rc::new(Meter::default()) };
+        sql.run(TABLE, vec![])?;
+        if seq == 0 {
+            sql.run("DELETE FROM em_import", vec![])?;
+        }
+        let held = sql.run("SELECT count(*), coalesce(sum(length(v)), 0), coalesce(min(id), ?) FROM em_import", vec![id.into()])?;
+        let row = held.first().ok_or_else(|| sql_err("staged import", "no row"))?;
+        let number = |v: &SqlStorageValue| match v {
+            SqlStorageValue::Integer(n) => *n as u64,
+            SqlStorageValue::Float(f) => *f as u64,
+            _ => 0,
+        };
+        let (count, bytes) = (number(&row[0]), number(&row[1]));
+        if !matches!(&row[2], SqlStorageValue::String(s) if s == id) || count != seq {
+            // Another import began here meanwhile: one at a time.
+            return Err(Error::Overloaded { what: "imports staged in one shard at once".into(), limit: 1 });
+        }
+        let total = bytes.saturating_add(chunk.len() as u64);
+        if total > limits::IMPORT_BYTES_MAX as u64 {
+            sql.run("DELETE FROM em_import", vec![])?;
+            return Err(Error::PayloadTooLarge { what: "one shard's part of an import".into(), bytes: total, bytes_max: limits::IMPORT_BYTES_MAX as u64 });
+        }
+        sql.run("INSERT INTO em_import (seq, id, v) VALUES (?, ?, ?)", vec![JsValue::from(seq as f64), id.into(), Uint8Array::from(chunk).into()]).map(drop)
+    }
+
+    /// Import `id`'s part, its `chunks` chunks in order (refused if this
+    /// shard holds another import or fewer chunks).
+    pub fn get(state: &worker::State, id: &str, chunks: u64) -> Result<Vec<u8>> {
+        let sql = Sql { sql: state.storage().sql(), meter: Rc::new(Meter::default()) };
+        sql.run(TABLE, vec![])?;
+        let rows = sql.run("SELECT v FROM em_import WHERE id = ? ORDER BY seq", vec![id.into()])?;
+        if rows.len() as u64 != chunks {
+            // Another import replaced this one's part.
+            return Err(Error::Overloaded { what: "imports staged in one shard at once".into(), limit: 1 });
+        }
+        let mut out = Vec::new();
+        for mut row in rows {
+            out.extend(blob(row.pop().ok_or_else(|| sql_err("staged import", "no value"))?)?);
+        }
+        Ok(out)
+    }
+
+    /// Drops what is staged.
+    pub fn clear(state: &worker::State) -> Result<()> {
+        let sql = Sql { sql: state.storage().sql(), meter: Rc::new(Meter::default()) };
+        sql.run("DROP TABLE IF EXISTS em_import", vec![]).map(drop)
+    }
+}

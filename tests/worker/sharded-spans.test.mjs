@@ -292,10 +292,10 @@ test("a tenant of one shard exports, imports and forgets as one object does, in 
   assert.equal(into.json.memories, recs.length);
 });
 
-test("a sharded tenant's export streams page by page: each record and history once, a copy a stopped split left behind not twice", async () => {
+test("a sharded tenant's export streams page by page (each record and history once, a copy a stopped split left behind not twice) and imports back staged a chunk at a time", async () => {
   // Pages of 3 items walked: a few records make many pages, and a split
   // stopped after its flip leaves shard 1's moved records in two shards.
-  const sharded = await start({ EDGEMEM_SHARDS_INITIAL: "2", EDGEMEM_TEST_EXPORT_PAGE_ITEMS: "3", EDGEMEM_TEST_FAULT: "split_stop_flipped" });
+  const sharded = await start({ EDGEMEM_SHARDS_INITIAL: "2", EDGEMEM_TEST_EXPORT_PAGE_ITEMS: "3", EDGEMEM_TEST_IMPORT_CHUNK_BYTES: "4096", EDGEMEM_TEST_FAULT: "split_stop_flipped" });
   const single = await start({});
   const ns = "?namespace=pages1";
   const recs = records().slice(0, 40);
@@ -332,6 +332,28 @@ test("a sharded tenant's export streams page by page: each record and history on
   assert.deepEqual([into.json.sessions, into.json.memories], [6, live.length]);
   const again = await single.call("GET", "/v1/export?namespace=pages2&vectors=f32");
   assert.deepEqual(normal(again.text), normal(out.text));
+  // And into another sharded tenant, streamed in and staged in each shard
+  // a few KB at a time: each record in its owner's shard only, and the
+  // same lines out again.
+  const back = await sharded.call("POST", "/v1/import?namespace=pages3", out.text, { "content-type": "application/x-ndjson" });
+  assert.equal(back.status, 200, back.text);
+  assert.deepEqual([back.json.imported, back.json.sessions, back.json.memories, back.json.shards.length], [true, 6, live.length, 2]);
+  const where = new Map();
+  for (let s = 0; s < 2; s++) for (const id of await held(sharded, "pages3", s)) {
+    assert.ok(!where.has(id), `${id} in two shards`);
+    where.set(id, s);
+  }
+  // (Another namespace's key cannot open the file's sealed user ids: a
+  // record's bucket there is its user id's as the file holds it.)
+  for (const l of lines.filter((l) => l.type === "memory")) assert.equal(where.get(l.record.id), evenOwner(bucketOf(l.record.user_id ?? l.record.id), 2), l.record.id);
+  assert.equal(where.size, live.length);
+  const one = lines.find((l) => l.type === "memory" && l.record.user_id);
+  const got = await sharded.call("GET", `/v1/long-term-memory/${one.record.id}?namespace=pages3`);
+  assert.equal(got.status, 200, got.text);
+  assert.equal(Number(/do_calls=(\d+)/.exec(got.headers.get("x-edgemem-meter"))[1]), 2, "the directory names the imported record's bucket");
+  const out3 = await sharded.call("GET", "/v1/export?namespace=pages3&vectors=f32");
+  assert.deepEqual(normal(out3.text), normal(out.text));
+  assert.equal((await sharded.call("POST", "/v1/import?namespace=pages3", out.text, { "content-type": "application/x-ndjson" })).json.imported, false, "again: a no-op");
   // A bad query is refused before anything is written.
   const bad = await sharded.call("GET", `/v1/export${ns}&vectors=f16`);
   assert.equal(bad.status, 400, bad.text);

@@ -27,7 +27,7 @@ use super::export::EXPORT_FORMAT;
 use super::export_page::ExportHead;
 use crate::core::error::{Error, Result, VectorCode};
 use crate::core::privacy::PseudonymKey;
-use crate::core::shard::{bucket_of, record_bucket, ShardId, ShardMap};
+use crate::core::shard::{bucket_of, record_bucket, Bucket, ShardId, ShardMap};
 
 /// Who owns what: the map, and the key that opens sealed user ids (a
 /// record's bucket is its raw user id's).
@@ -41,10 +41,10 @@ impl Owners<'_> {
         self.map.owner(bucket_of(id))
     }
 
-    fn record(&self, record: &Value) -> ShardId {
+    fn bucket(&self, record: &Value) -> Bucket {
         let id = record.get("id").and_then(Value::as_str).unwrap_or_default();
         let user = record.get("user_id").and_then(Value::as_str).map(|u| self.key.and_then(|k| k.open_user_id(u)).unwrap_or_else(|| u.to_owned()));
-        self.map.owner(record_bucket(user.as_deref(), id))
+        record_bucket(user.as_deref(), id)
     }
 }
 
@@ -71,21 +71,9 @@ impl Line<'_> {
     }
 }
 
-/// Every non-blank line of `text` as a JSON object; the first must be an
-/// export's header and the last its end line, counting the lines before
-/// it (a cut file is refused whole).
-fn lines(text: &str) -> Result<Vec<Line<'_>>> {
-    let mut out: Vec<Line<'_>> = Vec::new();
-    for (i, t) in text.split('\n').enumerate() {
-        if t.trim().is_empty() {
-            continue;
-        }
-        let Value::Object(v) = serde_json::from_str::<Value>(t).map_err(|e| bad(i + 1, format!("not JSON: {e}")))? else {
-            return Err(bad(i + 1, "is not a JSON object"));
-        };
-        out.push(Line { n: i + 1, text: t, v });
-    }
-    let header = out.first().ok_or_else(|| Error::invalid("import", "is empty: no header line"))?;
+/// A header line's format and version (a newer one is
+/// `schema_version_unsupported`).
+fn check_header(header: &Line<'_>) -> Result<()> {
     if header.v.get("format").and_then(Value::as_str) != Some(EXPORT_FORMAT) {
         return Err(bad(header.n, format!("the first line must be the header, with format {EXPORT_FORMAT:?}")));
     }
@@ -93,11 +81,7 @@ fn lines(text: &str) -> Result<Vec<Line<'_>>> {
     if version > u64::from(super::export::EXPORT_SCHEMA_VERSION) {
         return Err(Error::SchemaVersionUnsupported { found: u32::try_from(version).unwrap_or(u32::MAX), supported_max: super::export::EXPORT_SCHEMA_VERSION, input: true });
     }
-    let end = out.last().filter(|l| l.kind() == "end").ok_or_else(|| Error::invalid("import", "has no end line: the file was cut short"))?;
-    if end.v.get("lines").and_then(Value::as_u64) != Some(out.len() as u64 - 1) {
-        return Err(bad(end.n, format!("the end line counts {} lines, the file has {}", end.v.get("lines").unwrap_or(&Value::Null), out.len() - 1)));
-    }
-    Ok(out)
+    Ok(())
 }
 
 /// `v` without the entries of sessions that `keep` refuses.
@@ -242,33 +226,118 @@ fn union_sessions(kind: &str, ours: &mut Value, theirs: &Value) {
 /// One export per shard of the map from one export (see the module docs):
 /// `(shard, its export)`, every shard of the map, home first.
 pub fn split(text: &str, owners: &Owners<'_>) -> Result<Vec<(ShardId, String)>> {
-    let ls = lines(text)?;
-    let shards = owners.map.shards();
-    let mut parts: BTreeMap<ShardId, Vec<String>> = shards.iter().map(|&s| (s, vec![ls[0].text.to_owned()])).collect();
-    // A history's record lives where the record does; a deleted record's
-    // history at home.
-    let mut record_shard: HashMap<String, ShardId> = HashMap::new();
-    for l in &ls[1..] {
-        let kind = l.kind();
-        let to: Vec<ShardId> = match kind {
+    let mut splitter = Splitter::new(owners);
+    let mut parts: BTreeMap<ShardId, String> = BTreeMap::new();
+    let mut add = |to: Vec<(ShardId, String)>| {
+        for (s, line) in to {
+            let part = parts.entry(s).or_default();
+            part.push_str(&line);
+            part.push('\n');
+        }
+    };
+    for (i, t) in text.split('\n').enumerate() {
+        add(splitter.line(i + 1, t)?);
+    }
+    add(splitter.finish()?);
+    Ok(parts.into_iter().collect())
+}
+
+/// [`split`] a line at a time, for a file read as a stream: each line
+/// goes to the shards that get it as it comes, so the splitter holds no
+/// line, only each record's shard (a 64-bit hash of its id, for the
+/// history lines after it).
+pub struct Splitter<'a> {
+    owners: &'a Owners<'a>,
+    shards: Vec<ShardId>,
+    /// The header line, once read.
+    header: bool,
+    /// Lines read before the end line (the header's among them), and
+    /// whether the end line was.
+    lines: usize,
+    ended: bool,
+    /// Lines each shard got (the header's among them).
+    counts: BTreeMap<ShardId, usize>,
+    record_shard: HashMap<u64, ShardId>,
+    /// Records read since [`Splitter::take_records`] last took them.
+    records: Vec<(String, Bucket)>,
+}
+
+/// A record id's key in [`Splitter`]'s map.
+fn id_hash(id: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    id.hash(&mut h);
+    h.finish()
+}
+
+impl<'a> Splitter<'a> {
+    /// A splitter by `owners`' map.
+    pub fn new(owners: &'a Owners<'a>) -> Splitter<'a> {
+        let shards = owners.map.shards();
+        Splitter { owners, counts: shards.iter().map(|&s| (s, 1)).collect(), shards, header: false, lines: 0, ended: false, record_shard: HashMap::new(), records: Vec::new() }
+    }
+
+    /// Line `n` of the file (its text without the newline): the lines
+    /// each shard gets for it (the header to every shard; a blank line to
+    /// none).
+    pub fn line(&mut self, n: usize, text: &str) -> Result<Vec<(ShardId, String)>> {
+        if text.trim().is_empty() {
+            return Ok(Vec::new());
+        }
+        if self.ended {
+            return Err(bad(n, "comes after the end line"));
+        }
+        let Value::Object(v) = serde_json::from_str::<Value>(text).map_err(|e| bad(n, format!("not JSON: {e}")))? else {
+            return Err(bad(n, "is not a JSON object"));
+        };
+        let l = Line { n, text, v };
+        if !self.header {
+            check_header(&l)?;
+            // Every count below includes the header, as the end line's does.
+            (self.header, self.lines) = (true, 1);
+            return Ok(self.shards.iter().map(|&s| (s, text.to_owned())).collect());
+        }
+        if l.kind() == "end" {
+            if l.v.get("lines").and_then(Value::as_u64) != Some(self.lines as u64) {
+                return Err(bad(n, format!("the end line counts {} lines, the file has {}", l.v.get("lines").unwrap_or(&Value::Null), self.lines)));
+            }
+            self.ended = true;
+            return Ok(Vec::new());
+        }
+        self.lines += 1;
+        let out = self.route(&l)?;
+        for (s, _) in &out {
+            *self.counts.get_mut(s).ok_or_else(|| Error::Internal { detail: format!("shard {s} is not in the map") })? += 1;
+        }
+        Ok(out)
+    }
+
+    fn route(&mut self, l: &Line<'_>) -> Result<Vec<(ShardId, String)>> {
+        let owners = self.owners;
+        let one = |s: ShardId| vec![(s, l.text.to_owned())];
+        Ok(match l.kind() {
             "session" => {
                 let id = l.v.get("session").and_then(|x| x.get("session_id")).and_then(Value::as_str).ok_or_else(|| bad(l.n, "a session without session_id"))?;
-                vec![owners.session(id)]
+                one(owners.session(id))
             }
             "memory" => {
                 let record = l.v.get("record").ok_or_else(|| bad(l.n, "a memory without record"))?;
-                let s = owners.record(record);
-                record_shard.insert(record.get("id").and_then(Value::as_str).unwrap_or_default().to_owned(), s);
-                vec![s]
+                let (id, bucket) = (record.get("id").and_then(Value::as_str).unwrap_or_default(), owners.bucket(record));
+                let s = owners.map.owner(bucket);
+                self.record_shard.insert(id_hash(id), s);
+                self.records.push((id.to_owned(), bucket));
+                one(s)
             }
             // Every shard's keys stay below it.
-            "longterm" => shards.clone(),
-            "versions" => vec![l.v.get("id").and_then(Value::as_str).and_then(|id| record_shard.get(id).copied()).unwrap_or(0)],
-            "end" => continue,
+            "longterm" => self.shards.iter().map(|&s| (s, l.text.to_owned())).collect(),
+            // A history's record lives where the record does; a deleted
+            // record's history at home.
+            "versions" => one(l.v.get("id").and_then(Value::as_str).and_then(|id| self.record_shard.get(&id_hash(id)).copied()).unwrap_or(0)),
             k if HOME_PARTS.contains(&k) || k == "history" || k == "decisions" || k == "extraction" || k == "privacy" => {
                 let part = l.v.get(k).cloned().unwrap_or(Value::Null);
-                for &s in &shards {
-                    let mut mine = if SESSION_MAPS.iter().any(|(x, _)| *x == k) { cut_sessions(k, &part, &|id: &str| owners.session(id) == s) } else { part.clone() };
+                let mut out = Vec::new();
+                for &s in &self.shards {
+                    let mut mine = if by_session(k) { cut_sessions(k, &part, &|id: &str| owners.session(id) == s) } else { part.clone() };
                     if s != 0 {
                         if HOME_PARTS.contains(&k) {
                             continue;
@@ -278,26 +347,31 @@ pub fn split(text: &str, owners: &Owners<'_>) -> Result<Vec<(ShardId, String)>> 
                             m.remove("agents");
                         }
                     }
-                    parts.get_mut(&s).expect("every shard has a part").push(line_of(k, &mine));
+                    out.push((s, line_of(k, &mine)));
                 }
-                continue;
+                out
             }
             other => return Err(bad(l.n, format!("unknown type {other:?}"))),
-        };
-        for s in to {
-            parts.get_mut(&s).ok_or_else(|| Error::Internal { detail: format!("shard {s} is not in the map") })?.push(l.text.to_owned());
-        }
-    }
-    Ok(parts
-        .into_iter()
-        .map(|(s, mut ls)| {
-            let n = ls.len();
-            ls.push(end_line(n));
-            let mut text = ls.join("\n");
-            text.push('\n');
-            (s, text)
         })
-        .collect())
+    }
+
+    /// The records read since the last call, each id with its bucket (for
+    /// the id directory).
+    pub fn take_records(&mut self) -> Vec<(String, Bucket)> {
+        std::mem::take(&mut self.records)
+    }
+
+    /// After the last line: each shard's end line (a file without its
+    /// header or end line is refused: cut short).
+    pub fn finish(self) -> Result<Vec<(ShardId, String)>> {
+        if !self.header {
+            return Err(Error::invalid("import", "is empty: no header line"));
+        }
+        if !self.ended {
+            return Err(Error::invalid("import", "has no end line: the file was cut short"));
+        }
+        Ok(self.counts.into_iter().map(|(s, n)| (s, end_line(n))).collect())
+    }
 }
 
 #[cfg(test)]

@@ -40,7 +40,7 @@ pub mod split;
 pub mod views;
 
 pub use admin::admin;
-pub use backup::PUBLISH_PATH;
+pub use backup::{IMPORT_STAGED_HEADER, IMPORT_STAGE_PATH, PUBLISH_PATH};
 pub use object::{admit, hand_over, internal, known_self, remember_self, serve_held, serve_map, ShardSelf};
 pub use spans::PromptBody;
 use record::record;
@@ -359,6 +359,14 @@ pub(super) async fn dispatch(mut s: Sharded<'_>) -> Result<Response> {
                 backup::Exported::Stream(streamed) => return Ok(streamed),
                 backup::Exported::Refused(a) => a,
             },
+            // Its body as it comes, when the front left it unread.
+            Placement::Import => {
+                let body: futures_util::stream::LocalBoxStream<'static, worker::Result<Vec<u8>>> = match s.forward.stream.take() {
+                    Some(stream) => Box::pin(stream),
+                    None => Box::pin(futures_util::stream::iter([Ok(s.forward.body.clone())])),
+                };
+                backup::import(&s, &map, routed_epoch, body).await?
+            }
             _ => placed(&s, place, route, &path, &map, routed_epoch).await?,
         };
         if !answer.moved() {
@@ -451,9 +459,8 @@ async fn placed(s: &Sharded<'_>, place: Placement, route: &routes::Route, path: 
         }
         Placement::Prompt => prompt(s, map, epoch).await,
         Placement::AgentPrompt => agent_prompt(s, map, epoch).await,
-        Placement::Export => Err(Error::Internal { detail: "an export is streamed, not placed".into() }),
         Placement::Publish => backup::publish(s, map, epoch).await,
-        Placement::Import => backup::import(s, map, epoch).await,
+        Placement::Export | Placement::Import => Err(Error::Internal { detail: "an export or an import is streamed, not placed".into() }),
         Placement::Erase => {
             let user_shard = map.owner(bucket_of(&canonical(s.privacy()?.as_ref(), key()?)));
             let (mut memories, mut episodes) = (0u64, 0u64);
