@@ -115,10 +115,20 @@
 # old shard wrote it and that shard answers the version, and the split's
 # kept digest is a sorted Vec rather than a new BTreeMap type (33 KB gzip
 # out together).
+# Stop 41: a sharded tenant's export and import past 32 MiB (the front's
+# exporter, page after page from each shard, with the shards' head, page
+# and holds steps and their wire types; the import split line by line as
+# the body streams in, staged in each shard's database, the ids entered in
+# the id directory) took the Worker from 1,999,475 to 2,026,673 gzip:
+# raised to 2,030,000, a decision recorded here and in the issue's note.
+# The largest new functions (raw): the exporter's next chunk (18 KB, its
+# page and holds readers inlined) and its start (10 KB). Shards answer
+# their pages as JSON text written once, not as a serde_json::Value (1 KB
+# out, and a copy of every page less). npm is unchanged (1,407,545).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NPM_WASM_GZIP_BYTES_MAX=1410000
-WORKER_GZIP_BYTES_MAX=2000000
+WORKER_GZIP_BYTES_MAX=2030000
 
 gz() { gzip -9c "$@" | wc -c; }
 npm_raw=$(wc -c < pkg/edgemem_bg.wasm)

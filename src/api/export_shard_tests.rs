@@ -58,6 +58,13 @@ fn spread() -> Api {
     api
 }
 
+/// `spread()` and its export with vectors.
+fn spread_exported() -> (Api, String) {
+    let mut api = spread();
+    let whole = export(&mut api);
+    (api, whole)
+}
+
 fn export(api: &mut Api) -> String {
     let mut r = api.call("GET", "/v1/export?vectors=f32", "");
     assert_eq!(r.status, 200, "{}", r.body);
@@ -100,8 +107,7 @@ fn ids_of(text: &str, kind: &str) -> Vec<String> {
 
 #[test]
 fn an_export_split_by_shard_and_merged_back_imports_as_the_original() {
-    let mut source = spread();
-    let whole = export(&mut source);
+    let (_, whole) = spread_exported();
     let map = ShardMap::even(3).unwrap();
     let owners = Owners { map: &map, key: None };
     let parts = split(&whole, &owners).unwrap();
@@ -141,8 +147,7 @@ fn an_export_split_by_shard_and_merged_back_imports_as_the_original() {
 
 #[test]
 fn a_copy_left_behind_by_a_split_and_a_deleted_records_history_are_exported_once() {
-    let mut source = spread();
-    let whole = export(&mut source);
+    let (source, whole) = spread_exported();
     let map = ShardMap::even(3).unwrap();
     let owners = Owners { map: &map, key: None };
     let parts = split(&whole, &owners).unwrap();
@@ -162,8 +167,7 @@ fn a_copy_left_behind_by_a_split_and_a_deleted_records_history_are_exported_once
 
 #[test]
 fn records_made_while_an_export_runs_are_left_out_and_none_is_in_it_twice() {
-    let mut source = spread();
-    let whole = export(&mut source);
+    let (_, whole) = spread_exported();
     let map = ShardMap::even(2).unwrap();
     let parts = split(&whole, &Owners { map: &map, key: None }).unwrap();
     let mut shards: Vec<(ShardId, Api)> = parts.iter().map(|(s, t)| (*s, import(t))).collect();
@@ -194,8 +198,7 @@ fn records_made_while_an_export_runs_are_left_out_and_none_is_in_it_twice() {
 
 #[test]
 fn bad_files_are_refused_before_any_shard_is_written() {
-    let mut source = spread();
-    let whole = export(&mut source);
+    let (_, whole) = spread_exported();
     let map = ShardMap::even(2).unwrap();
     let owners = Owners { map: &map, key: None };
     let cut: String = whole.lines().take(5).map(|l| format!("{l}\n")).collect();
@@ -232,8 +235,7 @@ fn whole_embedder(text: &str) -> Value {
 
 #[test]
 fn a_shard_checks_its_part_without_writing_and_refuses_other_state() {
-    let mut source = spread();
-    let whole = export(&mut source);
+    let (mut source, whole) = spread_exported();
     let map = ShardMap::even(2).unwrap();
     let parts = split(&whole, &Owners { map: &map, key: None }).unwrap();
     let check = |api: &Api, text: &str| futures_util::FutureExt::now_or_never(super::export::check(&api.store, text.as_bytes())).unwrap();
@@ -254,8 +256,7 @@ fn a_shard_checks_its_part_without_writing_and_refuses_other_state() {
 #[test]
 fn a_file_streamed_line_by_line_splits_as_the_whole_file_and_a_line_after_its_end_is_refused() {
     use crate::core::engine::export_shard::Splitter;
-    let mut source = spread();
-    let whole = export(&mut source);
+    let (_, whole) = spread_exported();
     let map = ShardMap::even(3).unwrap();
     let owners = Owners { map: &map, key: None };
     let mut splitter = Splitter::new(&owners);
