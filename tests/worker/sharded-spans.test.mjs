@@ -354,6 +354,16 @@ test("a sharded tenant's export streams page by page (each record and history on
   const out3 = await sharded.call("GET", "/v1/export?namespace=pages3&vectors=f32");
   assert.deepEqual(normal(out3.text), normal(out.text));
   assert.equal((await sharded.call("POST", "/v1/import?namespace=pages3", out.text, { "content-type": "application/x-ndjson" })).json.imported, false, "again: a no-op");
+  // A part another import replaced meanwhile (or never staged) is refused,
+  // retryable, and so is a chunk out of its import's order.
+  const objects = await sharded.mf.getDurableObjectNamespace("MEMORY");
+  const home = objects.get(objects.idFromName("pages3"));
+  const headers = { "x-edgemem-shard": JSON.stringify({ tenant: "pages3", shard: 0, epoch: 1, write: false }), "x-edgemem-namespace": "pages3", "x-edgemem-dev": "1" };
+  const replaced = await home.fetch("http://127.0.0.1/_shard/import-check", { method: "POST", headers: { ...headers, "x-edgemem-import-staged": "gone:3" } });
+  assert.equal(replaced.status, 503, await replaced.clone().text());
+  assert.equal((await replaced.json()).code, "overloaded");
+  const late = await home.fetch("http://127.0.0.1/_shard/import-stage?import=other&seq=1", { method: "POST", headers, body: "{}\n" });
+  assert.equal(late.status, 503, await late.clone().text());
   // A bad query is refused before anything is written.
   const bad = await sharded.call("GET", `/v1/export${ns}&vectors=f16`);
   assert.equal(bad.status, 400, bad.text);
