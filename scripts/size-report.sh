@@ -117,18 +117,24 @@
 # out together).
 # Stop 41: a sharded tenant's export and import past 32 MiB (the front's
 # exporter, page after page from each shard, with the shards' head, page
-# and holds steps and their wire types; the import split line by line as
-# the body streams in, staged in each shard's database, the ids entered in
-# the id directory) took the Worker from 1,999,475 to 2,026,673 gzip:
-# raised to 2,030,000, a decision recorded here and in the issue's note.
-# The largest new functions (raw): the exporter's next chunk (18 KB, its
-# page and holds readers inlined) and its start (10 KB). Shards answer
-# their pages as JSON text written once, not as a serde_json::Value (1 KB
-# out, and a copy of every page less). npm is unchanged (1,407,545).
+# and holds steps; the import split line by line as the body streams in,
+# staged in each shard's database, the ids entered in the id directory)
+# took the Worker bundle from 1,999,475 to 2,034,142 gzip: raised to
+# 2,040,000, a decision recorded here and in the issue's note. Compared
+# function by function with the build before (the cargo output, names
+# kept): 87 KB raw more, the largest the sharded request future with the
+# import's streaming loop (+19 KB), the exporter's next chunk (13 KB), a
+# shard's export step (+10 KB in its step dispatch), the line splitter (9
+# KB, replacing the whole-file split's 10 KB) and the exporter's start (6
+# KB). The shards' answers are NDJSON read with serde_json::Value rather
+# than derived types (1.1 KB gzip out, and no line escaped into a JSON
+# string and read back). npm grew to 1,409,098 (from 1,407,545, within its
+# budget): the export's state lines, cut by session, are one function with
+# the unsharded export's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NPM_WASM_GZIP_BYTES_MAX=1410000
-WORKER_GZIP_BYTES_MAX=2030000
+WORKER_GZIP_BYTES_MAX=2040000
 
 gz() { gzip -9c "$@" | wc -c; }
 npm_raw=$(wc -c < pkg/edgemem_bg.wasm)

@@ -13,6 +13,7 @@ use serde_json::{json, Value};
 use super::export_stream::{export_step, head_ask, ExportAsk, ExportShards, Exporter};
 use super::export_tests::seeded;
 use super::tests::Api;
+use crate::core::engine::export_page::{ExportHead, ExportHolds, ExportPage};
 use crate::core::engine::export_shard::{split, Owners};
 use crate::core::error::{Error, Result};
 use crate::core::shard::{bucket_of, record_bucket, ShardId, ShardMap};
@@ -214,18 +215,21 @@ fn bad_files_are_refused_before_any_shard_is_written() {
     let shards: Vec<(ShardId, Api)> = parts.iter().map(|(s, t)| (*s, import(t))).collect();
     let src = Local(shards.iter().map(|(s, api)| (*s, api)).collect());
     let mut heads = heads(&src, &map).unwrap();
-    let mut head: Value = serde_json::from_slice(&heads[1].1).unwrap();
-    assert_eq!(head["header"]["embedder"], whole_embedder(&whole));
-    head["header"]["embedder"] = json!("another-embedder");
-    heads[1].1 = head.to_string().into_bytes();
+    let mut head = ExportHead::from_text(std::str::from_utf8(&heads[1].1).unwrap()).unwrap();
+    let mut header: Value = serde_json::from_str(&head.header).unwrap();
+    assert_eq!(header["embedder"], whole_embedder(&whole));
+    header["embedder"] = json!("another-embedder");
+    head.header = header.to_string();
+    heads[1].1 = head.to_text().into_bytes();
     let err = Exporter::new(src, &map, true, heads).err().expect("refused");
     assert_eq!(err.code(), "embedder_mismatch", "{err}");
     // A shard asked for too many ids at once, or a page after a bad key.
     let api = &shards[0].1;
     let ask = |body: Value| export_step(&api.store, body.to_string().as_bytes(), 0).now_or_never().unwrap();
     let ids: Vec<String> = (0..=crate::core::limits::SHARD_EXPORT_PAGE_ITEMS_MAX).map(|i| i.to_string()).collect();
-    assert_eq!(ask(json!({ "buckets": [], "vectors": false, "step": { "holds": { "ids": ids, "keys_below": 1 } } })).unwrap_err().code(), "limit_exceeded");
-    assert_eq!(ask(json!({ "buckets": [], "vectors": false, "step": { "page": { "part": "memories", "after": "x", "keys_below": 9 } } })).unwrap_err().code(), "invalid_input");
+    assert_eq!(ask(json!({ "buckets": [], "step": "holds", "ids": ids, "keys_below": 1 })).unwrap_err().code(), "limit_exceeded");
+    assert_eq!(ask(json!({ "buckets": [], "step": "page", "part": "memories", "after": "x", "keys_below": 9 })).unwrap_err().code(), "invalid_input");
+    assert_eq!(ask(json!({ "buckets": [], "step": "page" })).unwrap_err().code(), "invalid_input", "a page without its part");
     assert_eq!(ask(json!({ "buckets": [99999], "vectors": false, "step": "head" })).unwrap_err().code(), "invalid_input");
 }
 
@@ -282,4 +286,20 @@ fn a_file_streamed_line_by_line_splits_as_the_whole_file_and_a_line_after_its_en
     }
     assert_eq!(after.line(n + 1, "{\"type\":\"ledger\",\"ledger\":null}").unwrap_err().code(), "invalid_input");
     assert!(Splitter::new(&owners).finish().is_err(), "no header");
+}
+
+#[test]
+fn a_shards_answers_read_back_as_written_and_bad_ones_are_refused() {
+    let head = ExportHead { header: "{\"format\":\"edgemem-export\"}".into(), next_key: 7, records: 3, state: vec!["{\"type\":\"ledger\",\"ledger\":null}".into()] };
+    assert_eq!(ExportHead::from_text(&head.to_text()).unwrap(), head);
+    let page = ExportPage { lines: vec!["{\"a\":1}".into(), "{\"b\":\"x\\ny\"}".into()], orphans: vec![(1, "b".into())], next: Some("k9".into()) };
+    assert_eq!(ExportPage::from_text(&page.to_text()).unwrap(), page);
+    let empty = ExportPage::default();
+    assert_eq!(ExportPage::from_text(&empty.to_text()).unwrap(), empty);
+    let holds = ExportHolds { held: vec!["a".into()], histories: vec![] };
+    assert_eq!(ExportHolds::from_text(&holds.to_text()).unwrap(), holds);
+    // An orphan past the page's lines, a head without its header, not JSON.
+    assert!(ExportPage::from_text("{\"next\":null,\"orphans\":[[2,\"x\"]]}\n{}").is_err());
+    assert!(ExportHead::from_text("{\"next_key\":1,\"records\":0}").is_err());
+    assert!(ExportHolds::from_text("held").is_err());
 }

@@ -19,7 +19,6 @@
 use std::collections::HashSet;
 
 use futures_util::future::LocalBoxFuture;
-use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::core::engine::export_page::{ExportHead, ExportHolds, ExportPage, ExportPart};
@@ -30,70 +29,82 @@ use crate::core::shard::{Bucket, ShardId, ShardMap};
 use crate::core::time::Millis;
 use crate::store::{Backend, Store};
 
-/// What the front asks a shard for.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// What the front asks a shard for: one flat object, the fields a step
+/// does not use left out.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct ExportAsk {
+    pub step: ExportStep,
     /// The buckets the shard owns under the export's map.
     pub buckets: Vec<Bucket>,
     /// Whether records carry their vectors.
+    #[serde(default)]
     pub vectors: bool,
-    pub step: ExportStep,
+    /// [`ExportStep::Page`]: the part, its cursor, and the items a page
+    /// walks at most (absent or past it: [`limits::SHARD_EXPORT_PAGE_ITEMS_MAX`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub part: Option<ExportPart>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub items_max: Option<usize>,
+    /// [`ExportStep::Page`] and [`ExportStep::Holds`]: the shard's cut.
+    #[serde(default)]
+    pub keys_below: u64,
+    /// [`ExportStep::Holds`]: the ids asked (at most [`limits::SHARD_EXPORT_PAGE_ITEMS_MAX`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ids: Vec<String>,
 }
 
 /// A step of a shard's export.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ExportStep {
     /// Its [`ExportHead`].
+    #[default]
     Head,
-    /// An [`ExportPage`], walking at most `items_max` items (absent or
-    /// past it: [`limits::SHARD_EXPORT_PAGE_ITEMS_MAX`]).
-    Page {
-        part: ExportPart,
-        after: Option<String>,
-        keys_below: u64,
-        #[serde(default)]
-        items_max: Option<usize>,
-    },
-    /// Its [`ExportHolds`] of `ids` (at most [`limits::SHARD_EXPORT_PAGE_ITEMS_MAX`]).
-    Holds { ids: Vec<String>, keys_below: u64 },
+    /// An [`ExportPage`].
+    Page,
+    /// Its [`ExportHolds`].
+    Holds,
 }
 
-/// A shard's side of [`ExportAsk`], answered as JSON text (written once,
-/// straight from the page: never as a `serde_json::Value`).
+/// A shard's side of [`ExportAsk`], answered in the step's wire form
+/// ([`ExportHead::to_text`] and the like).
 pub async fn export_step<B: Backend>(store: &Store<B>, body: &[u8], now: Millis) -> Result<Vec<u8>> {
     let ask: ExportAsk = super::parse_json(body)?;
     let own = super::moves::Moving::new(store, &ask.buckets)?;
-    let json = |v: std::result::Result<Vec<u8>, serde_json::Error>| v.map_err(|e| Error::Internal { detail: format!("export step: {e}") });
-    match ask.step {
-        ExportStep::Head => json(serde_json::to_vec(&store.read(|e| e.export_head(&own, ask.vectors, now)).await??)),
-        ExportStep::Page { part, after, keys_below, items_max } => {
-            let items_max = items_max.unwrap_or(limits::SHARD_EXPORT_PAGE_ITEMS_MAX);
-            json(serde_json::to_vec(&store.read(|e| e.export_page(&own, part, after.as_deref(), keys_below, ask.vectors, items_max)).await??))
+    let text = match ask.step {
+        ExportStep::Head => store.read(|e| e.export_head(&own, ask.vectors, now)).await??.to_text(),
+        ExportStep::Page => {
+            let part = ask.part.ok_or_else(|| Error::invalid("part", "a page names its part"))?;
+            let items_max = ask.items_max.unwrap_or(limits::SHARD_EXPORT_PAGE_ITEMS_MAX);
+            store.read(|e| e.export_page(&own, part, ask.after.as_deref(), ask.keys_below, ask.vectors, items_max)).await??.to_text()
         }
-        ExportStep::Holds { ids, keys_below } => {
-            if ids.len() > limits::SHARD_EXPORT_PAGE_ITEMS_MAX {
+        ExportStep::Holds => {
+            if ask.ids.len() > limits::SHARD_EXPORT_PAGE_ITEMS_MAX {
                 return Err(Error::LimitExceeded { what: "ids in one export ask".into(), limit: limits::SHARD_EXPORT_PAGE_ITEMS_MAX as u64 });
             }
-            json(serde_json::to_vec(&store.read(|e| e.export_holds(&own, &ids, keys_below)).await?))
+            store.read(|e| e.export_holds(&own, &ask.ids, ask.keys_below)).await?.to_text()
         }
-    }
+    };
+    Ok(text.into_bytes())
 }
 
 /// How the front reaches a tenant's shards.
 pub trait ExportShards {
-    /// Shard `shard`'s answer to `ask`, its JSON text (a refusal as its
-    /// typed error).
+    /// Shard `shard`'s answer to `ask`, in the step's wire form (a refusal
+    /// as its typed error).
     fn ask<'a>(&'a self, shard: ShardId, ask: &'a ExportAsk) -> LocalBoxFuture<'a, Result<Vec<u8>>>;
 }
 
-fn typed<T: DeserializeOwned>(shard: ShardId, json: &[u8]) -> Result<T> {
-    serde_json::from_slice(json).map_err(|e| Error::Internal { detail: format!("shard {shard}'s export answer: {e}") })
+/// An answer's text.
+fn text(shard: ShardId, bytes: &[u8]) -> Result<&str> {
+    std::str::from_utf8(bytes).map_err(|_| Error::Internal { detail: format!("shard {shard}'s export answer is not UTF-8") })
 }
 
 /// The head ask of a shard owning `buckets`.
 pub fn head_ask(buckets: Vec<Bucket>, vectors: bool) -> ExportAsk {
-    ExportAsk { buckets, vectors, step: ExportStep::Head }
+    ExportAsk { step: ExportStep::Head, buckets, vectors, ..ExportAsk::default() }
 }
 
 /// A sharded tenant's export under way: [`Exporter::next_chunk`] until `None`.
@@ -124,7 +135,7 @@ impl<S: ExportShards> Exporter<S> {
     /// answer before anything is written). Answers the exporter and the
     /// file's first chunk, its header.
     pub fn new(src: S, map: &ShardMap, vectors: bool, heads: Vec<(ShardId, Vec<u8>)>) -> Result<(Exporter<S>, String)> {
-        let heads: Vec<(ShardId, ExportHead)> = heads.into_iter().map(|(s, json)| Ok((s, typed(s, &json)?))).collect::<Result<_>>()?;
+        let heads: Vec<(ShardId, ExportHead)> = heads.into_iter().map(|(s, bytes)| Ok((s, ExportHead::from_text(text(s, &bytes)?)?))).collect::<Result<_>>()?;
         let shards: Vec<(ShardId, Vec<Bucket>)> = map.shards().into_iter().map(|s| (s, map.buckets_of(s))).collect();
         if heads.iter().map(|(s, _)| *s).ne(shards.iter().map(|(s, _)| *s)) {
             return Err(Error::Internal { detail: "an export's heads are not the map's shards".into() });
@@ -193,8 +204,8 @@ impl<S: ExportShards> Exporter<S> {
                 continue;
             }
             let (shard, buckets) = (self.shards[self.at].0, self.shards[self.at].1.clone());
-            let ask = ExportAsk { buckets, vectors: self.vectors, step: ExportStep::Page { part, after: self.after.take(), keys_below: self.cuts[self.at], items_max: self.page_items } };
-            let page: ExportPage = typed(shard, &self.src.ask(shard, &ask).await?)?;
+            let ask = ExportAsk { step: ExportStep::Page, buckets, vectors: self.vectors, part: Some(part), after: self.after.take(), items_max: self.page_items, keys_below: self.cuts[self.at], ids: Vec::new() };
+            let page = ExportPage::from_text(text(shard, &self.src.ask(shard, &ask).await?)?)?;
             let dropped = self.orphans_dropped(&page.orphans).await?;
             for (i, line) in page.lines.iter().enumerate() {
                 if dropped.contains(&i) {
@@ -226,10 +237,10 @@ impl<S: ExportShards> Exporter<S> {
         let others: Vec<usize> = (0..self.shards.len()).filter(|&i| i != self.at).collect();
         let (mut held, mut earlier) = (HashSet::new(), HashSet::new());
         for group in others.chunks(limits::SHARD_FANOUT_BRANCHING_MAX) {
-            let asks: Vec<(usize, ExportAsk)> = group.iter().map(|&i| (i, ExportAsk { buckets: self.shards[i].1.clone(), vectors: false, step: ExportStep::Holds { ids: ids.clone(), keys_below: self.cuts[i] } })).collect();
+            let asks: Vec<(usize, ExportAsk)> = group.iter().map(|&i| (i, ExportAsk { step: ExportStep::Holds, buckets: self.shards[i].1.clone(), keys_below: self.cuts[i], ids: ids.clone(), ..ExportAsk::default() })).collect();
             let answers = futures_util::future::join_all(asks.iter().map(|(i, ask)| self.src.ask(self.shards[*i].0, ask))).await;
             for ((i, _), answer) in asks.iter().zip(answers) {
-                let holds: ExportHolds = typed(self.shards[*i].0, &answer?)?;
+                let holds = ExportHolds::from_text(text(self.shards[*i].0, &answer?)?)?;
                 held.extend(holds.held);
                 if *i < self.at {
                     earlier.extend(holds.histories);

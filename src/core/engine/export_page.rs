@@ -29,10 +29,10 @@ use super::moves::MoveSelect;
 use super::*;
 
 /// A shard's first answer to an export.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ExportHead {
-    /// The header line's object.
-    pub header: Value,
+    /// The header line.
+    pub header: String,
     /// The key counter at the head: the export's cut in this shard.
     pub next_key: u64,
     /// Records held (its own and any copy left behind), for the embedder's check.
@@ -51,13 +51,12 @@ pub enum ExportPart {
 }
 
 /// A page of a shard's export.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ExportPage {
     /// The lines, in the exporter's form (records under this shard's keys).
     pub lines: Vec<String>,
     /// Histories among `lines` of records this shard does not own, as
     /// `(index in lines, id)`.
-    #[serde(default)]
     pub orphans: Vec<(usize, String)>,
     /// The cursor of the next page; `None`: this part is done.
     pub next: Option<String>,
@@ -65,10 +64,92 @@ pub struct ExportPage {
 
 /// Which of the ids asked this shard owns below its cut, and which it
 /// holds a history of.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ExportHolds {
     pub held: Vec<String>,
     pub histories: Vec<String>,
+}
+
+// On the wire each answer is NDJSON: a first line of JSON with the small
+// fields, then the export's own lines as they are (an export line holds no
+// raw newline). No line is escaped into a JSON string and read back, and
+// no serde code is generated per answer type.
+
+fn wire(what: &str) -> Error {
+    Error::Internal { detail: format!("a shard's export {what} is not in its form") }
+}
+
+/// The first line of `text` as a JSON object, and the lines after it.
+fn meta<'a>(text: &'a str, what: &str) -> Result<(Value, impl Iterator<Item = String> + 'a)> {
+    let (first, rest) = text.split_once('\n').unwrap_or((text, ""));
+    let v: Value = serde_json::from_str(first).map_err(|_| wire(what))?;
+    Ok((v, rest.split('\n').filter(|l| !l.is_empty()).map(str::to_owned)))
+}
+
+fn ndjson(first: &Value, lines: &[String]) -> String {
+    let mut out = first.to_string();
+    for l in lines {
+        out.push('\n');
+        out.push_str(l);
+    }
+    out
+}
+
+impl ExportHead {
+    /// Its wire form: `{next_key, records}`, the header line, the state lines.
+    pub fn to_text(&self) -> String {
+        let mut lines = Vec::with_capacity(self.state.len() + 1);
+        lines.push(self.header.clone());
+        lines.extend(self.state.iter().cloned());
+        ndjson(&serde_json::json!({ "next_key": self.next_key, "records": self.records }), &lines)
+    }
+
+    /// Reads [`ExportHead::to_text`].
+    pub fn from_text(text: &str) -> Result<ExportHead> {
+        let (v, mut lines) = meta(text, "head")?;
+        let header = lines.next().ok_or_else(|| wire("head"))?;
+        let (next_key, records) = (v["next_key"].as_u64().ok_or_else(|| wire("head"))?, v["records"].as_u64().ok_or_else(|| wire("head"))?);
+        Ok(ExportHead { header, next_key, records: usize::try_from(records).map_err(|_| wire("head"))?, state: lines.collect() })
+    }
+}
+
+impl ExportPage {
+    /// Its wire form: `{next, orphans: [[index, id], ...]}`, then the lines.
+    pub fn to_text(&self) -> String {
+        let orphans: Vec<Value> = self.orphans.iter().map(|(i, id)| serde_json::json!([i, id])).collect();
+        ndjson(&serde_json::json!({ "next": self.next, "orphans": orphans }), &self.lines)
+    }
+
+    /// Reads [`ExportPage::to_text`].
+    pub fn from_text(text: &str) -> Result<ExportPage> {
+        let (v, lines) = meta(text, "page")?;
+        let lines: Vec<String> = lines.collect();
+        let next = match &v["next"] {
+            Value::Null => None,
+            Value::String(s) => Some(s.clone()),
+            _ => return Err(wire("page")),
+        };
+        let mut orphans = Vec::new();
+        for o in v["orphans"].as_array().ok_or_else(|| wire("page"))? {
+            let i = o[0].as_u64().and_then(|i| usize::try_from(i).ok()).filter(|&i| i < lines.len()).ok_or_else(|| wire("page"))?;
+            orphans.push((i, o[1].as_str().ok_or_else(|| wire("page"))?.to_owned()));
+        }
+        Ok(ExportPage { lines, orphans, next })
+    }
+}
+
+impl ExportHolds {
+    /// Its wire form: `{held, histories}`.
+    pub fn to_text(&self) -> String {
+        serde_json::json!({ "held": self.held, "histories": self.histories }).to_string()
+    }
+
+    /// Reads [`ExportHolds::to_text`].
+    pub fn from_text(text: &str) -> Result<ExportHolds> {
+        let v: Value = serde_json::from_str(text).map_err(|_| wire("holds"))?;
+        let ids = |k: &str| -> Result<Vec<String>> { v[k].as_array().ok_or_else(|| wire("holds"))?.iter().map(|x| x.as_str().map(str::to_owned).ok_or_else(|| wire("holds"))).collect() };
+        Ok(ExportHolds { held: ids("held")?, histories: ids("histories")? })
+    }
 }
 
 /// A page's bounds: bytes of lines and items walked.
@@ -91,7 +172,7 @@ impl Budget {
 impl Engine {
     /// The head of this shard's export (see the module docs).
     pub fn export_head(&self, own: &dyn MoveSelect, vectors: bool, exported_at: Millis) -> Result<ExportHead> {
-        Ok(ExportHead { header: self.export_header(vectors, exported_at), next_key: self.longterm.next_key(), records: self.longterm.len(), state: self.state_lines(Some(&|id: &str| own.session(id)))? })
+        Ok(ExportHead { header: self.export_header(vectors, exported_at).to_string(), next_key: self.longterm.next_key(), records: self.longterm.len(), state: self.state_lines(Some(&|id: &str| own.session(id)))? })
     }
 
     /// The page of `part` after `after` (the last page's `next`; `None`

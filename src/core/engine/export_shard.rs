@@ -140,11 +140,12 @@ pub(super) fn cut_text(kind: &str, json: &str, keep: &dyn Fn(&str) -> bool) -> R
 /// them): home's, with the one embedder and dimension of every shard that
 /// holds records (two embedders: a re-embedding under way, refused).
 pub fn merged_header(heads: &[(ShardId, &ExportHead)]) -> Result<String> {
-    let home = heads.iter().find(|(s, _)| *s == 0).ok_or_else(|| Error::Internal { detail: "no export head from home".into() })?;
-    let Value::Object(mut header) = home.1.header.clone() else { return Err(Error::Internal { detail: "home's export header is not an object".into() }) };
+    let parsed: Vec<(ShardId, usize, Value)> = heads.iter().map(|(s, h)| Ok((*s, h.records, serde_json::from_str(&h.header).map_err(|_| Error::Internal { detail: format!("shard {s}'s export header is not JSON") })?))).collect::<Result<_>>()?;
+    let home = parsed.iter().find(|(s, _, _)| *s == 0).ok_or_else(|| Error::Internal { detail: "no export head from home".into() })?;
+    let Value::Object(mut header) = home.2.clone() else { return Err(Error::Internal { detail: "home's export header is not an object".into() }) };
     let mut embedder: Option<&Value> = None;
-    for (s, h) in heads.iter().filter(|(_, h)| h.records > 0) {
-        let e = h.header.get("embedder").unwrap_or(&Value::Null);
+    for (s, _, h) in parsed.iter().filter(|(_, records, _)| *records > 0) {
+        let e = h.get("embedder").unwrap_or(&Value::Null);
         if !e.is_null() {
             match embedder {
                 Some(first) if first != e => return Err(Error::vector(VectorCode::EmbedderMismatch, format!("shard {s}'s records were made by {e}, another shard's by {first}: a re-embedding is under way; export again when it is done"))),
@@ -152,7 +153,7 @@ pub fn merged_header(heads: &[(ShardId, &ExportHead)]) -> Result<String> {
             }
         }
         if header.get("dim").is_none_or(Value::is_null) {
-            header.insert("dim".into(), h.header.get("dim").cloned().unwrap_or(Value::Null));
+            header.insert("dim".into(), h.get("dim").cloned().unwrap_or(Value::Null));
         }
     }
     if let Some(e) = embedder {
