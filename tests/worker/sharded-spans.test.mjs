@@ -354,6 +354,14 @@ test("a sharded tenant's export streams page by page (each record and history on
   const out3 = await sharded.call("GET", "/v1/export?namespace=pages3&vectors=f32");
   assert.deepEqual(normal(out3.text), normal(out.text));
   assert.equal((await sharded.call("POST", "/v1/import?namespace=pages3", out.text, { "content-type": "application/x-ndjson" })).json.imported, false, "again: a no-op");
+  // A bad line far into the file is named by its number, and nothing is written.
+  const fileLines = out.text.split("\n");
+  const at = fileLines.length - 10;
+  fileLines[at] = "{not json";
+  const broken = await sharded.call("POST", "/v1/import?namespace=pages4", fileLines.join("\n"), { "content-type": "application/x-ndjson" });
+  assert.equal(broken.status, 422, broken.text);
+  assert.match(broken.json.detail, new RegExp(`line ${at + 1}\\b`));
+  assert.deepEqual([(await sharded.call("GET", "/v1/stats?namespace=pages4")).json.long_term_memories], [0]);
   // A part another import replaced meanwhile (or never staged) is refused,
   // retryable, and so is a chunk out of its import's order.
   const objects = await sharded.mf.getDurableObjectNamespace("MEMORY");

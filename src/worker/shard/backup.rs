@@ -211,11 +211,16 @@ where
             }
             pending.extend(c);
         }
-        let cut = if last { pending.len() } else { pending.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1) };
-        if !last && cut == 0 && pending.len() > limits::IMPORT_BYTES_MAX {
-            return Err(Error::too_large("one line of an import", pending.len(), limits::IMPORT_BYTES_MAX));
-        }
-        for line in pending[..cut].split(|&b| b == b'\n') {
+        // The whole lines read so far: up to the last newline (left out, so
+        // no empty line is counted after it), or all that is left at the end.
+        let newline = pending.iter().rposition(|&b| b == b'\n');
+        let (lines, cut) = match (last, newline) {
+            (true, _) => (pending.len(), pending.len()),
+            (false, Some(i)) => (i, i + 1),
+            (false, None) if pending.len() > limits::IMPORT_BYTES_MAX => return Err(Error::too_large("one line of an import", pending.len(), limits::IMPORT_BYTES_MAX)),
+            (false, None) => continue,
+        };
+        for line in pending[..lines].split(|&b| b == b'\n') {
             n += 1;
             let text = std::str::from_utf8(line).map_err(|_| Error::invalid(format!("line {n}"), "must be UTF-8"))?;
             for (shard, l) in splitter.line(n, text)? {
