@@ -481,7 +481,7 @@ impl MemoryObject {
             }
         }
         if resp.status == 200 && url.path() == "/v1/import" && req.headers().get(shard::IMPORT_STAGED_HEADER).map_err(w)?.is_some() {
-            sql::staged::clear(&self.state)?;
+            sql::staged::clear(&self.state, self.meter.clone())?;
         }
         // Applied: a fence no longer waits for it (what follows writes elsewhere).
         drop(admitted);

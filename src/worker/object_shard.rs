@@ -127,7 +127,7 @@ impl MemoryObject {
         let staged = async {
             let (id, seq) = staged_import(url)?;
             let chunk = req.bytes().await.map_err(|e| Error::Internal { detail: e.to_string() })?;
-            super::sql::staged::put(&self.state, &id, seq, &chunk)?;
+            super::sql::staged::put(&self.state, self.meter.clone(), &id, seq, &chunk)?;
             Ok(serde_json::json!({}))
         };
         Some(staged.await)
@@ -140,7 +140,7 @@ impl MemoryObject {
         let named = req.headers().get(shard::IMPORT_STAGED_HEADER).map_err(|e| Error::Internal { detail: e.to_string() })?;
         let Some((id, chunks)) = named.as_deref().and_then(|h| h.split_once(':')) else { return Ok(body) };
         let chunks = chunks.parse().map_err(|_| Error::invalid(shard::IMPORT_STAGED_HEADER, "ID:CHUNKS"))?;
-        super::sql::staged::get(&self.state, id, chunks)
+        super::sql::staged::get(&self.state, self.meter.clone(), id, chunks)
     }
 }
 

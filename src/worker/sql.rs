@@ -564,9 +564,9 @@ pub mod staged {
 
     const TABLE: &str = "CREATE TABLE IF NOT EXISTS em_import (seq INTEGER PRIMARY KEY, id TEXT NOT NULL, v BLOB NOT NULL)";
 
-    /// Stores chunk `seq` of import `id`.
-    pub fn put(state: &worker::State, id: &str, seq: u64, chunk: &[u8]) -> Result<()> {
-        let sql = Sql { sql: state.storage().sql(), meter: Rc::new(Meter::default()) };
+    /// Stores chunk `seq` of import `id` (its rows counted by `meter`).
+    pub fn put(state: &worker::State, meter: Rc<Meter>, id: &str, seq: u64, chunk: &[u8]) -> Result<()> {
+        let sql = Sql { sql: state.storage().sql(), meter };
         sql.run(TABLE, vec![])?;
         if seq == 0 {
             sql.run("DELETE FROM em_import", vec![])?;
@@ -593,8 +593,8 @@ pub mod staged {
 
     /// Import `id`'s part, its `chunks` chunks in order (refused if this
     /// shard holds another import or fewer chunks).
-    pub fn get(state: &worker::State, id: &str, chunks: u64) -> Result<Vec<u8>> {
-        let sql = Sql { sql: state.storage().sql(), meter: Rc::new(Meter::default()) };
+    pub fn get(state: &worker::State, meter: Rc<Meter>, id: &str, chunks: u64) -> Result<Vec<u8>> {
+        let sql = Sql { sql: state.storage().sql(), meter };
         sql.run(TABLE, vec![])?;
         let rows = sql.run("SELECT v FROM em_import WHERE id = ? ORDER BY seq", vec![id.into()])?;
         if rows.len() as u64 != chunks {
@@ -609,8 +609,8 @@ pub mod staged {
     }
 
     /// Drops what is staged.
-    pub fn clear(state: &worker::State) -> Result<()> {
-        let sql = Sql { sql: state.storage().sql(), meter: Rc::new(Meter::default()) };
+    pub fn clear(state: &worker::State, meter: Rc<Meter>) -> Result<()> {
+        let sql = Sql { sql: state.storage().sql(), meter };
         sql.run("DROP TABLE IF EXISTS em_import", vec![]).map(drop)
     }
 }
