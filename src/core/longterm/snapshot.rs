@@ -157,14 +157,9 @@ impl LongTerm {
         self.ids.get(id)
     }
 
-    /// The histories of ids after `after`, in id order (a page of a
-    /// shard's export).
+    /// The histories of ids after `after` (all: `None`), in id order: an
+    /// export's, whole or a page of a shard's.
     pub fn histories_after<'a>(&'a self, after: Option<&'a str>) -> impl Iterator<Item = (&'a str, &'a [versions::Version])> + 'a {
         self.histories.after(after)
-    }
-
-    /// Every record's history, by id (export).
-    pub fn histories_snapshot(&self) -> Vec<(String, Vec<versions::Version>)> {
-        self.histories.to_snapshot()
     }
 }
