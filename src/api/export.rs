@@ -47,16 +47,6 @@ pub async fn import<B: Backend>(store: &Store<B>, body: &[u8], ctx: &Ctx<'_>) ->
     Ok(v)
 }
 
-/// The state an export that carries its vectors describes, checked as an
-/// import checks it (a sharded tenant's merged export, for publishing).
-pub async fn engine_of<B: Backend>(store: &Store<B>, body: &[u8]) -> Result<crate::core::engine::Engine> {
-    let (staged, _) = stage(store, body).await?;
-    if !staged.texts_to_embed().is_empty() {
-        return Err(Error::invalid("export", "records without their vectors"));
-    }
-    staged.into_engine()
-}
-
 /// An import's body read, checked line by line, and its secrets redacted
 /// (or refused) under the namespace's policy.
 async fn stage<B: Backend>(store: &Store<B>, body: &[u8]) -> Result<(Import, crate::core::privacy::Scrubbed)> {

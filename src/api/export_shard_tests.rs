@@ -4,7 +4,8 @@
 //! namespace that exports what the first did, page by page as well as in
 //! one; a copy a split left behind and a deleted record's history are
 //! exported once; records made while an export runs are left out; bad
-//! files are refused whole.
+//! files are refused whole; a replica published as the export streams
+//! opens as one store holding it all.
 
 use futures_util::future::LocalBoxFuture;
 use futures_util::FutureExt;
@@ -164,6 +165,36 @@ fn a_copy_left_behind_by_a_split_and_a_deleted_records_history_are_exported_once
     let histories = |t: &str| t.lines().filter(|l| l.contains("\"type\":\"versions\"")).count();
     assert_eq!(histories(&merged), histories(&whole), "each history once");
     assert!(histories(&whole) > 1);
+}
+
+#[test]
+fn a_sharded_tenants_replica_is_published_as_its_export_streams_and_opens_as_one_store() {
+    use crate::store::{publish_export, MemoryBackend, Store, StoreConfig};
+    let (source, whole) = spread_exported();
+    let map = ShardMap::even(3).unwrap();
+    let parts = split(&whole, &Owners { map: &map, key: None }).unwrap();
+    let shards: Vec<(ShardId, Api)> = parts.iter().map(|(s, t)| (*s, import(t))).collect();
+    let publish = |vectors: bool| {
+        // Home still holding everything, as before a split's collection.
+        let stale = Local(vec![(0, &source), (1, &shards[1].1), (2, &shards[2].1)]);
+        let heads: Vec<(ShardId, Vec<u8>)> = map.shards().into_iter().map(|s| (s, stale.ask(s, &head_ask(map.buckets_of(s), vectors)).now_or_never().unwrap().unwrap())).collect();
+        let (ex, first) = Exporter::new(stale, &map, vectors, heads).unwrap();
+        let mirror = MemoryBackend::new();
+        let config = StoreConfig { key_prefix: "kv/".into(), chunk_bytes: 1000, ..StoreConfig::default() };
+        let stats = publish_export(&mirror, &config, first, &mut ex.page_items(3)).now_or_never().unwrap().unwrap();
+        (mirror, stats)
+    };
+    let (mirror, stats) = publish(true);
+    assert!(mirror.dump().keys().filter(|k| k.starts_with("kv/snap/")).count() as u64 >= stats.snapshot_bytes / 1000, "written a chunk at a time");
+    let replica = Store::open_published(&mirror, "kv/").now_or_never().unwrap().unwrap();
+    let lines = replica.read(|e| e.export_lines(true, 0)).now_or_never().unwrap().unwrap().unwrap();
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    assert_eq!(normal(&text), normal(&whole), "the replica holds what one store holding every shard's would, each record once");
+    assert_eq!(replica.read(|e| e.last_seq()).now_or_never().unwrap().unwrap(), stats.last_seq);
+    // An export without vectors is no replica: its reader would embed.
+    let (mirror, _) = publish(false);
+    let e = Store::open_published(&mirror, "kv/").now_or_never().unwrap().err().unwrap();
+    assert_eq!((e.code(), e.to_string().contains("without their vectors")), ("snapshot_corrupt", true), "{e}");
 }
 
 #[test]

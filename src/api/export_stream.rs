@@ -252,6 +252,7 @@ impl<S: ExportShards> Exporter<S> {
 
     /// The whole file, `first` (from [`Exporter::new`]) and every chunk
     /// after it, at most `bytes_max` (`payload_too_large` past it).
+    #[cfg(test)]
     pub async fn collect(mut self, first: String, bytes_max: usize) -> Result<String> {
         let mut text = first;
         while let Some(chunk) = self.next_chunk().await? {
@@ -261,5 +262,12 @@ impl<S: ExportShards> Exporter<S> {
             }
         }
         Ok(text)
+    }
+}
+
+/// A replica in export form is published as the export streams.
+impl<S: ExportShards> crate::store::ExportSource for Exporter<S> {
+    async fn next_chunk(&mut self) -> Result<Option<String>> {
+        Exporter::next_chunk(self).await
     }
 }

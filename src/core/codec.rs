@@ -9,7 +9,10 @@
 //! * a **head**: which snapshot generation is current and which log sequence
 //!   it covers; swapping it is the single-key commit point of a snapshot;
 //! * a **log record**: one op with its sequence number and the time it was
-//!   applied.
+//!   applied;
+//! * an **export head**: the commit point of a replica in export form (a
+//!   sharded tenant's, whose state no one object holds): its chunks are the
+//!   NDJSON export, under the same keys as a snapshot's.
 //!
 //! Checks run in an order that makes errors honest: a damaged header is
 //! reported as corruption, never misread as a "future version".
@@ -29,6 +32,8 @@ const SNAPSHOT_HEADER_BYTES: usize = 32;
 const HEAD_MAGIC: &[u8; 4] = b"EMHD";
 const HEAD_BYTES: usize = 4 + 4 + 8 + 4 + 8 + 8 + 4;
 const LOG_MAGIC: &[u8; 4] = b"EMLG";
+const EXPORT_HEAD_MAGIC: &[u8; 4] = b"EMXH";
+const EXPORT_HEAD_BYTES: usize = 4 + 4 + 8 + 4 + 8 + 8 + 4 + 4;
 const LOG_HEADER_BYTES: usize = 4 + 4 + 8 + 4 + 4;
 
 fn crc(parts: &[&[u8]]) -> u32 {
@@ -152,6 +157,87 @@ impl Head {
             return Err(corrupt("chunk count or size past the limits"));
         }
         Ok(head)
+    }
+}
+
+/// The commit point of a replica in export form: generation `gen` is
+/// current, `chunk_count` chunks of the NDJSON export totalling `bytes`,
+/// whose CRC-32 is `content_crc` (a sealed replica's chunks are each
+/// authenticated too), of state up to `last_seq`. It sits at the head's key,
+/// so a reader that knows only snapshots refuses it as not a head.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExportHead {
+    pub gen: u64,
+    pub chunk_count: u32,
+    pub bytes: u64,
+    pub last_seq: u64,
+    pub content_crc: u32,
+}
+
+impl ExportHead {
+    /// Encodes the head record.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(EXPORT_HEAD_BYTES);
+        out.extend_from_slice(EXPORT_HEAD_MAGIC);
+        out.extend_from_slice(&SCHEMA_VERSION.to_le_bytes());
+        out.extend_from_slice(&self.gen.to_le_bytes());
+        out.extend_from_slice(&self.chunk_count.to_le_bytes());
+        out.extend_from_slice(&self.bytes.to_le_bytes());
+        out.extend_from_slice(&self.last_seq.to_le_bytes());
+        out.extend_from_slice(&self.content_crc.to_le_bytes());
+        let c = crc(&[&out]);
+        out.extend_from_slice(&c.to_le_bytes());
+        out
+    }
+
+    /// Decodes and checks a head record of this form (`None`: another
+    /// form, a snapshot's [`Head`]).
+    pub fn decode(bytes: &[u8]) -> Result<Option<ExportHead>> {
+        if bytes.get(..4) != Some(EXPORT_HEAD_MAGIC) {
+            return Ok(None);
+        }
+        let corrupt = |reason: &str| Error::SnapshotCorrupt { reason: format!("export head: {reason}") };
+        if bytes.len() != EXPORT_HEAD_BYTES || crc(&[&bytes[..EXPORT_HEAD_BYTES - 4]]) != u32_at(bytes, EXPORT_HEAD_BYTES - 4) {
+            return Err(corrupt("bad length or checksum"));
+        }
+        let schema = u32_at(bytes, 4);
+        if schema > SCHEMA_VERSION {
+            return Err(Error::SchemaVersionUnsupported { found: schema, supported_max: SCHEMA_VERSION, input: false });
+        }
+        let head = ExportHead { gen: u64_at(bytes, 8), chunk_count: u32_at(bytes, 16), bytes: u64_at(bytes, 20), last_seq: u64_at(bytes, 28), content_crc: u32_at(bytes, 36) };
+        if head.chunk_count as usize > limits::REPLICA_EXPORT_CHUNKS_MAX || head.bytes > limits::REPLICA_EXPORT_BYTES_MAX as u64 {
+            return Err(corrupt("chunk count or size past the limits"));
+        }
+        Ok(Some(head))
+    }
+
+    /// The chunks it names, as a snapshot head names them (for the sweep).
+    pub fn as_head(&self) -> Head {
+        Head { gen: self.gen, chunk_count: self.chunk_count, snapshot_bytes: self.bytes, last_seq: self.last_seq }
+    }
+}
+
+/// The chunks a head record of either form names (`None`: unreadable).
+pub fn any_head(bytes: &[u8]) -> Option<Head> {
+    match ExportHead::decode(bytes) {
+        Ok(Some(h)) => Some(h.as_head()),
+        Ok(None) => Head::decode(bytes).ok(),
+        Err(_) => None,
+    }
+}
+
+/// A running CRC-32 (an export replica's content, written and read a
+/// chunk at a time).
+#[derive(Default)]
+pub struct Crc(crc32fast::Hasher);
+
+impl Crc {
+    pub fn update(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
+    }
+
+    pub fn finish(self) -> u32 {
+        self.0.finalize()
     }
 }
 
@@ -282,6 +368,28 @@ mod tests {
         let mut bad = b.clone();
         bad[9] ^= 0x40;
         assert_eq!(Head::decode(&bad).unwrap_err().code(), "snapshot_corrupt");
+    }
+
+    #[test]
+    fn export_head_round_trip_damage_and_form() {
+        let h = ExportHead { gen: 4, chunk_count: 200, bytes: 200 << 20, last_seq: 7, content_crc: 0xdead_beef };
+        let b = h.encode();
+        assert_eq!(ExportHead::decode(&b).unwrap(), Some(h));
+        assert_eq!(any_head(&b), Some(h.as_head()));
+        // A snapshot's head is another form, read as such.
+        let snap = Head { gen: 3, chunk_count: 2, snapshot_bytes: 1500, last_seq: 99 };
+        assert_eq!(ExportHead::decode(&snap.encode()).unwrap(), None);
+        assert_eq!(any_head(&snap.encode()), Some(snap));
+        // An export head is not a snapshot's (an older reader refuses it).
+        assert_eq!(Head::decode(&b).unwrap_err().code(), "snapshot_corrupt");
+        let mut bad = b.clone();
+        bad[21] ^= 1;
+        assert_eq!(ExportHead::decode(&bad).unwrap_err().code(), "snapshot_corrupt");
+        assert_eq!(any_head(&bad), None);
+        let huge = ExportHead { bytes: limits::REPLICA_EXPORT_BYTES_MAX as u64 + 1, ..h };
+        assert_eq!(ExportHead::decode(&huge.encode()).unwrap_err().code(), "snapshot_corrupt");
+        let newer = { let mut n = b.clone(); n[4] = 9; let c = crc(&[&n[..EXPORT_HEAD_BYTES - 4]]); n[EXPORT_HEAD_BYTES - 4..].copy_from_slice(&c.to_le_bytes()); n };
+        assert_eq!(ExportHead::decode(&newer).unwrap_err().code(), "schema_version_unsupported");
     }
 
     #[test]

@@ -72,6 +72,15 @@ limits! {
     pub const SNAPSHOT_BYTES_MAX: usize = 96 * 1024 * 1024;
     /// Chunks in one snapshot (follows from the two limits above).
     pub const SNAPSHOT_CHUNKS_MAX: usize = SNAPSHOT_BYTES_MAX / SNAPSHOT_CHUNK_BYTES_MIN + 1;
+    /// Bytes of a replica in export form: a sharded tenant's, published as
+    /// its export streams (no object holds it whole) and read by
+    /// `Memory.openPublished` a chunk at a time into one volatile memory,
+    /// which then holds the tenant whole (at most [`LTM_RECORDS_MAX`]
+    /// records). Past it, the publish is refused (`payload_too_large`).
+    pub const REPLICA_EXPORT_BYTES_MAX: usize = 1024 * 1024 * 1024;
+    /// Chunks in a replica in export form (follows from its bytes and the
+    /// smallest chunk).
+    pub const REPLICA_EXPORT_CHUNKS_MAX: usize = REPLICA_EXPORT_BYTES_MAX / SNAPSHOT_CHUNK_BYTES_MIN + 1;
     /// Default number of log records after which a snapshot is taken and the log
     /// is truncated.
     pub const SNAPSHOT_EVERY_OPS_DEFAULT: u64 = 1_000;
@@ -186,9 +195,8 @@ limits! {
     pub const SHARD_SUMMARY_PART_BYTES_MAX: usize = 8 * 1024 * 1024;
     /// Bytes of what a sharded tenant's export holds at the front: every
     /// shard's state lines (merged into one line per part) while the
-    /// export streams, and a published replica's whole export (a reader
-    /// loads a replica whole). Records, sessions and histories stream
-    /// page by page and are not counted. Past it, `payload_too_large`.
+    /// export streams. Records, sessions and histories stream page by page
+    /// and are not counted. Past it, `payload_too_large`.
     pub const SHARD_EXPORT_BYTES_MAX: usize = IMPORT_BYTES_MAX;
     /// Bytes of an import into a sharded tenant, read as it streams in
     /// (each shard's part is at most [`IMPORT_BYTES_MAX`]). An unsharded

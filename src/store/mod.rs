@@ -30,6 +30,7 @@
 
 mod backend;
 mod flights;
+mod export_replica;
 mod keys;
 mod memory;
 mod recover;
@@ -43,7 +44,8 @@ mod test_cipher;
 pub use backend::{get_each, Backend, Durability, KeyRange};
 pub use flights::{Flights, Leader, Turn};
 pub use memory::MemoryBackend;
-pub use rotate::{publish_snapshot_sealed, Rotation};
+pub use export_replica::{publish_export, ExportSource};
+pub use rotate::{publish_export_sealed, Rotation};
 pub use sealed::{validate_key_id, Cipher, Header as CryptHeader, Kdf, Key, Sealed};
 #[cfg(test)]
 pub(crate) use test_cipher::TestCipher;
@@ -451,7 +453,7 @@ impl<B: Backend> Store<B> {
 pub async fn publish_snapshot<T: Backend>(target: &T, config: &StoreConfig, bytes: Vec<u8>, last_seq: u64) -> Result<StoreStats> {
     let prefix = &config.key_prefix;
     // An unreadable head names no chunks: the probe below finds them.
-    let prev = target.get(&keys::head_key(prefix)).await?.and_then(|b| Head::decode(&b).ok());
+    let prev = target.get(&keys::head_key(prefix)).await?.and_then(|b| crate::core::codec::any_head(&b));
     let head = Head { gen: next_gen(prev)?, chunk_count: 0, snapshot_bytes: bytes.len() as u64, last_seq };
     let (head, retired) = write_snapshot(target, config, head, &bytes, false).await.map_err(|e| match e {
         SnapshotWriteError::Chunks(e) | SnapshotWriteError::Head(e) => e,
@@ -495,11 +497,20 @@ impl Store<MemoryBackend> {
         }
     }
 
-    /// Loads a snapshot published with [`Store::publish`] into a volatile
+    /// Loads a snapshot published with [`Store::publish`] (or a sharded
+    /// tenant's replica in export form, [`publish_export`]) into a volatile
     /// in-memory store: a read replica that starts without replaying a log.
     pub async fn open_published<T: Backend>(source: &T, key_prefix: &str) -> Result<Store<MemoryBackend>> {
+        // A sharded tenant's replica is its export: read a chunk at a time.
+        let export_head = match source.get(&keys::head_key(key_prefix)).await? {
+            Some(bytes) => crate::core::codec::ExportHead::decode(&bytes)?,
+            None => None,
+        };
         // A replica never writes to its source, so it does not look for leftovers there.
-        let found = recover::recover(source, key_prefix, false, Quantization::None).await?;
+        let found = match export_head {
+            Some(head) => recover::Recovered::of(export_replica::load(source, key_prefix, head).await?),
+            None => recover::recover(source, key_prefix, false, Quantization::None).await?,
+        };
         let config = StoreConfig::default();
         let inner = Inner {
             backend: MemoryBackend::new(),

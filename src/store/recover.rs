@@ -30,6 +30,13 @@ pub(super) struct Recovered {
     pub events: Ring,
 }
 
+impl Recovered {
+    /// A state read whole from elsewhere (a replica in export form).
+    pub(super) fn of(engine: Engine) -> Recovered {
+        Recovered { engine, head: None, records: 0, bytes: 0, leftovers: false, events: Ring::default() }
+    }
+}
+
 /// Loads the snapshot named by the head and replays the log after it.
 /// Writes nothing, so a refused open leaves the store as it was. With
 /// `find_leftovers`, also checks (without reading any value on a clean store)

@@ -112,7 +112,7 @@ impl<B: Backend, C: Cipher> Inner<Sealed<B, C>> {
 async fn sealed_publish<T: Backend, D: Cipher>(target: &Sealed<T, D>, config: &StoreConfig, publish: impl std::future::Future<Output = Result<super::StoreStats>>) -> Result<super::StoreStats> {
     if target.rotation_due() {
         let gen = match target.inner().get(&super::keys::head_key(&config.key_prefix)).await? {
-            Some(bytes) => crate::core::codec::Head::decode(&bytes).ok().map(|h| h.gen),
+            Some(bytes) => crate::core::codec::any_head(&bytes).map(|h| h.gen),
             None => None,
         };
         target.begin_rotation(0, gen).await?;
@@ -122,9 +122,9 @@ async fn sealed_publish<T: Backend, D: Cipher>(target: &Sealed<T, D>, config: &S
     Ok(stats)
 }
 
-/// [`Store::publish_sealed`] of a snapshot assembled elsewhere (a sharded
-/// tenant's merged state): `bytes` of state up to `last_seq`.
-pub async fn publish_snapshot_sealed<T: Backend, D: Cipher>(target: &Sealed<T, D>, config: &StoreConfig, bytes: Vec<u8>, last_seq: u64) -> Result<super::StoreStats> {
-    config.validate()?;
-    sealed_publish(target, config, super::publish_snapshot(target, config, bytes, last_seq)).await
+/// [`super::publish_export`] to a sealed `target` (a sharded tenant's
+/// replica, sealed under the key its requests carry), with the key switch
+/// a publish makes (see [`Store::publish_sealed`]).
+pub async fn publish_export_sealed<T: Backend, D: Cipher>(target: &Sealed<T, D>, config: &StoreConfig, first: String, source: &mut impl super::ExportSource) -> Result<super::StoreStats> {
+    sealed_publish(target, config, super::publish_export(target, config, first, source)).await
 }

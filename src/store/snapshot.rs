@@ -98,12 +98,20 @@ pub(super) async fn write_snapshot<B: Backend>(backend: &B, config: &StoreConfig
         backend.put(&keys::chunk_key(prefix, head.gen, i as u32), chunk.to_vec()).await.map_err(SnapshotWriteError::Chunks)?;
         head.chunk_count += 1;
     }
+    let retired = commit_head(backend, prefix, head, head.encode(), with_log).await.map_err(SnapshotWriteError::Head)?;
+    Ok((head, retired))
+}
+
+/// Writes the head record `encoded` (naming the chunks `head` names): on a
+/// backend with transactions in one commit with the deletion of everything
+/// outside the new live state (and the log after it, if `with_log`),
+/// answering whether it did.
+pub(super) async fn commit_head<B: Backend>(backend: &B, prefix: &str, head: Head, encoded: Vec<u8>, with_log: bool) -> Result<bool> {
     let garbage = sweep::garbage(prefix, Some(head), with_log);
     let retire: Vec<KeyRange<'_>> = garbage.iter().map(|g| g.range(&g.start, usize::MAX)).collect();
-    let encoded = head.encode();
-    if backend.commit_head(&keys::head_key(prefix), &encoded, &retire).await.map_err(SnapshotWriteError::Head)? {
-        return Ok((head, true));
+    if backend.commit_head(&keys::head_key(prefix), &encoded, &retire).await? {
+        return Ok(true);
     }
-    backend.put(&keys::head_key(prefix), encoded).await.map_err(SnapshotWriteError::Head)?;
-    Ok((head, false))
+    backend.put(&keys::head_key(prefix), encoded).await?;
+    Ok(false)
 }

@@ -64,7 +64,8 @@ impl RequestKeys {
     }
 }
 
-async fn key(raw: &[u8; 32]) -> Result<Key<WebCipher>> {
+/// The WebCrypto key of `raw` (a request's key), named by its id.
+pub(super) async fn key(raw: &[u8; 32]) -> Result<Key<WebCipher>> {
     Ok(Key { id: encryption_key_id(raw), cipher: WebCipher::from_raw(raw).await?, kdf: None })
 }
 

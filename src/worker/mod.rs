@@ -412,9 +412,6 @@ impl MemoryObject {
         if method == Method::Post && url.path() == "/v1/snapshots/publish" {
             return publish::publish(&self.env, &store, namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE)).await;
         }
-        if routed.as_ref().is_some_and(|r| r.shard == 0) && url.path() == shard::PUBLISH_PATH {
-            return publish::publish_merged(&self.env, &store, namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE), &body).await;
-        }
         let query = api::parse_query(url.query().unwrap_or(""));
         if method == Method::Get && url.path() == "/v1/events" {
             if let Some(r) = routed.as_ref().filter(|r| r.shard == 0) {

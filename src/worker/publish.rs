@@ -33,25 +33,27 @@ pub(super) async fn publish(env: &Env, store: &DoStore, namespace: &str) -> Resu
     answer(&stats, &config)
 }
 
-/// Home of a sharded tenant: publishes the state its shards' merged
-/// export describes (`body`, with vectors), as one replica under the
-/// namespace's prefix, sealed as this store is.
-pub(super) async fn publish_merged(env: &Env, store: &DoStore, namespace: &str, body: &[u8]) -> Result<Response, Error> {
+/// A sharded tenant's replica, published by its front as the export
+/// (`first`, then `source`) streams out of its shards, in export form
+/// (no object holds the tenant whole): sealed under `key`, the key its
+/// request carries, which every shard checked when it answered its head.
+pub(super) async fn publish_export(env: &Env, namespace: &str, key: Option<&[u8; 32]>, first: String, source: &mut impl crate::store::ExportSource) -> Result<serde_json::Value, Error> {
     let kv = env.kv(SNAPSHOTS_BINDING).map_err(|_| Error::not_found("binding", SNAPSHOTS_BINDING))?;
     let config = StoreConfig { key_prefix: format!("{namespace}/"), ..StoreConfig::default() };
-    let engine = api::export::engine_of(store, body).await?;
-    let (bytes, last_seq) = (engine.encode_snapshot()?, engine.last_seq());
-    drop(engine);
-    let stats = match store.current_key().await {
-        None => crate::store::publish_snapshot_sealed(&Sealed::<_, crate::webcrypto::WebCipher>::passthrough(KvBackend { kv }), &config, bytes, last_seq).await?,
-        Some(key) => crate::store::publish_snapshot_sealed(&Sealed::for_publish(KvBackend { kv }, &config.key_prefix, key).await?, &config, bytes, last_seq).await?,
+    let stats = match key {
+        None => crate::store::publish_export_sealed(&Sealed::<_, crate::webcrypto::WebCipher>::passthrough(KvBackend { kv }), &config, first, source).await?,
+        Some(raw) => crate::store::publish_export_sealed(&Sealed::for_publish(KvBackend { kv }, &config.key_prefix, super::crypt::key(raw).await?).await?, &config, first, source).await?,
     };
-    answer(&stats, &config)
+    Ok(answer_json(&stats, &config))
 }
 
 fn answer(stats: &crate::store::StoreStats, config: &StoreConfig) -> Result<Response, Error> {
-    let body = serde_json::json!({ "snapshot_gen": stats.snapshot_gen, "snapshot_bytes": stats.snapshot_bytes, "last_seq": stats.last_seq, "key_prefix": config.key_prefix });
+    let body = answer_json(stats, config);
     json_response(api::Response { status: 200, body, raw: None, content_type: None }).map_err(|e| Error::Internal { detail: e.to_string() })
+}
+
+fn answer_json(stats: &crate::store::StoreStats, config: &StoreConfig) -> serde_json::Value {
+    serde_json::json!({ "snapshot_gen": stats.snapshot_gen, "snapshot_bytes": stats.snapshot_bytes, "last_seq": stats.last_seq, "key_prefix": config.key_prefix })
 }
 
 /// Publishes to KV: a sealed tenant's replica is sealed under its key.

@@ -179,76 +179,106 @@ fn field<T: DeserializeOwned>(n: usize, o: &mut serde_json::Map<String, Value>, 
     from_json(&v).map_err(|e| bad(n, format!("{name}: {e}")))
 }
 
+/// An import read a line at a time (a replica in export form arrives in
+/// chunks and is never held whole), under a byte bound of the caller's.
+pub struct ImportReader {
+    import: Option<Import>,
+    /// Lines read, blank ones included (a bad line is named by its number).
+    n: usize,
+    /// Lines counted for the end line (the header and every typed line).
+    count: usize,
+    ended: bool,
+    bytes: usize,
+    bytes_max: usize,
+}
+
+impl ImportReader {
+    /// A reader that refuses input past `bytes_max` (`payload_too_large`).
+    pub fn new(bytes_max: usize) -> ImportReader {
+        ImportReader { import: None, n: 0, count: 0, ended: false, bytes: 0, bytes_max }
+    }
+
+    /// Reads and checks one line (without its newline).
+    pub fn line(&mut self, text: &str) -> Result<()> {
+        self.n += 1;
+        let n = self.n;
+        self.bytes += text.len() + 1;
+        if self.bytes > self.bytes_max {
+            return Err(Error::too_large("import", self.bytes, self.bytes_max));
+        }
+        if text.trim().is_empty() {
+            return Ok(());
+        }
+        if self.ended {
+            return Err(bad(n, "comes after the end line"));
+        }
+        let Value::Object(mut o) = serde_json::from_str::<Value>(text).map_err(|e| bad(n, format!("not JSON: {e}")))? else {
+            return Err(bad(n, "is not a JSON object"));
+        };
+        let Some(im) = self.import.as_mut() else {
+            self.import = Some(Import::header(n, &o)?);
+            self.count = 1;
+            return Ok(());
+        };
+        let kind: String = field(n, &mut o, "type")?;
+        match kind.as_str() {
+            "session" => im.sessions.push(field(n, &mut o, "session")?),
+            "longterm" => im.next_key = field(n, &mut o, "next_key")?,
+            "memory" => {
+                let key: u64 = field(n, &mut o, "key")?;
+                let record: MemoryRecord = field(n, &mut o, "record")?;
+                let vector = match o.remove("vector") {
+                    None | Some(Value::Null) => Vector::Missing,
+                    Some(Value::String(b64)) => Vector::Exported(f32s(n, &b64)?),
+                    Some(_) => return Err(bad(n, "vector: must be base64url of little-endian f32s")),
+                };
+                im.records.push((key, record));
+                im.vectors.push(vector);
+            }
+            "versions" => im.histories.push((field(n, &mut o, "id")?, field(n, &mut o, "versions")?)),
+            "end" => {
+                let lines: usize = field(n, &mut o, "lines")?;
+                if lines != self.count {
+                    return Err(bad(n, format!("the end line counts {lines} lines, the file has {}", self.count)));
+                }
+                self.ended = true;
+            }
+            part if PARTS.contains(&part) => {
+                let v = o.remove(part).ok_or_else(|| bad(n, format!("has no {part:?}")))?;
+                if im.parts.insert(part.to_owned(), v).is_some() {
+                    return Err(bad(n, format!("a second {part:?} line")));
+                }
+            }
+            other => return Err(bad(n, format!("unknown type {other:?}"))),
+        }
+        // Checked as they come, so a file past the limits stops early.
+        if im.sessions.len() > limits::SESSIONS_MAX || im.records.len() > limits::LTM_RECORDS_MAX {
+            return Err(Error::invalid("import", "holds more sessions or memories than a namespace may"));
+        }
+        self.count += 1;
+        Ok(())
+    }
+
+    /// The import read: refused without a header or an end line.
+    pub fn finish(self) -> Result<Import> {
+        let im = self.import.ok_or_else(|| Error::invalid("import", "is empty: no header line"))?;
+        if !self.ended {
+            return Err(Error::invalid("import", "has no end line: the file was cut short"));
+        }
+        Ok(im)
+    }
+}
+
 impl Import {
     /// Reads and checks every line; nothing is built until all are read.
     /// A header of a newer format is refused with
     /// `schema_version_unsupported`.
     pub fn parse<'a>(lines: impl IntoIterator<Item = &'a str>) -> Result<Import> {
-        let mut import: Option<Import> = None;
-        let mut count = 0usize;
-        let mut ended = false;
-        let mut bytes = 0usize;
-        for (i, text) in lines.into_iter().enumerate() {
-            let n = i + 1;
-            bytes += text.len() + 1;
-            if bytes > limits::IMPORT_BYTES_MAX {
-                return Err(Error::too_large("import", bytes, limits::IMPORT_BYTES_MAX));
-            }
-            if text.trim().is_empty() {
-                continue;
-            }
-            if ended {
-                return Err(bad(n, "comes after the end line"));
-            }
-            let Value::Object(mut o) = serde_json::from_str::<Value>(text).map_err(|e| bad(n, format!("not JSON: {e}")))? else {
-                return Err(bad(n, "is not a JSON object"));
-            };
-            let Some(im) = import.as_mut() else {
-                import = Some(Import::header(n, &o)?);
-                count = 1;
-                continue;
-            };
-            let kind: String = field(n, &mut o, "type")?;
-            match kind.as_str() {
-                "session" => im.sessions.push(field(n, &mut o, "session")?),
-                "longterm" => im.next_key = field(n, &mut o, "next_key")?,
-                "memory" => {
-                    let key: u64 = field(n, &mut o, "key")?;
-                    let record: MemoryRecord = field(n, &mut o, "record")?;
-                    let vector = match o.remove("vector") {
-                        None | Some(Value::Null) => Vector::Missing,
-                        Some(Value::String(b64)) => Vector::Exported(f32s(n, &b64)?),
-                        Some(_) => return Err(bad(n, "vector: must be base64url of little-endian f32s")),
-                    };
-                    im.records.push((key, record));
-                    im.vectors.push(vector);
-                }
-                "versions" => im.histories.push((field(n, &mut o, "id")?, field(n, &mut o, "versions")?)),
-                "end" => {
-                    let lines: usize = field(n, &mut o, "lines")?;
-                    if lines != count {
-                        return Err(bad(n, format!("the end line counts {lines} lines, the file has {count}")));
-                    }
-                    ended = true;
-                }
-                part if PARTS.contains(&part) => {
-                    let v = o.remove(part).ok_or_else(|| bad(n, format!("has no {part:?}")))?;
-                    if im.parts.insert(part.to_owned(), v).is_some() {
-                        return Err(bad(n, format!("a second {part:?} line")));
-                    }
-                }
-                other => return Err(bad(n, format!("unknown type {other:?}"))),
-            }
-            count += 1;
+        let mut reader = ImportReader::new(limits::IMPORT_BYTES_MAX);
+        for text in lines {
+            reader.line(text)?;
         }
-        let im = import.ok_or_else(|| Error::invalid("import", "is empty: no header line"))?;
-        if !ended {
-            return Err(Error::invalid("import", "has no end line: the file was cut short"));
-        }
-        if im.sessions.len() > limits::SESSIONS_MAX || im.records.len() > limits::LTM_RECORDS_MAX {
-            return Err(Error::invalid("import", "holds more sessions or memories than a namespace may"));
-        }
-        Ok(im)
+        reader.finish()
     }
 
     fn header(n: usize, o: &serde_json::Map<String, Value>) -> Result<Import> {

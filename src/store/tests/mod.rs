@@ -1,5 +1,6 @@
 //! Recovery, snapshot and crash tests of the store on the in-memory backend.
 
+mod export_replica;
 mod feed;
 mod fuzz;
 mod reads;

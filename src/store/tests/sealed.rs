@@ -261,3 +261,28 @@ fn a_plaintext_instance_refuses_to_write_once_another_encrypted_the_store() {
     assert_eq!(err, Error::KeyRequired { key_id: Some("k1".into()) });
     assert!(holds(&backend, SENTINEL.as_bytes()).is_empty(), "no plaintext record was written");
 }
+
+#[test]
+fn an_export_replica_is_sealed_under_the_key_given() {
+    let backend = MemoryBackend::new();
+    let store = open(&backend, vec![key("k1", 1)], 64).unwrap();
+    for i in 0..25 {
+        run(store.apply(secret_op(i), now(i))).unwrap();
+    }
+    let target = MemoryBackend::new();
+    let config = StoreConfig { key_prefix: "r/".into(), chunk_bytes: 64, ..StoreConfig::default() };
+    // An older plaintext publication is replaced by a sealed export.
+    run(store.publish(&target, &config)).unwrap();
+    assert!(!holds(&target, SENTINEL.as_bytes()).is_empty());
+    let (first, mut rest) = super::export_replica::lines_of(&store, None);
+    let sealed = run(Sealed::for_publish(target.clone(), "r/", key("k1", 1))).unwrap();
+    run(crate::store::publish_export_sealed(&sealed, &config, first, &mut rest)).unwrap();
+    assert!(holds(&target, SENTINEL.as_bytes()).is_empty(), "plaintext in {:?}", holds(&target, SENTINEL.as_bytes()));
+    let chunks: Vec<Vec<u8>> = target.dump().into_iter().filter(|(k, _)| k.starts_with("r/snap/")).map(|(_, v)| v).collect();
+    assert!(chunks.len() > 10 && chunks.iter().all(|v| v.starts_with(b"EMX1\x02k1")), "every chunk sealed under k1");
+    let replica = |keys: Vec<Key<TestCipher>>| run(async { Store::open_published(&Sealed::open(target.clone(), "r/", keys).await?, "r/").await });
+    let lines = |s: &Store<MemoryBackend>| run(s.read(|e| e.export_lines(true, 0))).unwrap().unwrap();
+    assert_eq!(lines(&replica(vec![key("k1", 1)]).unwrap()), run(store.read(|e| e.export_lines(true, 0))).unwrap().unwrap());
+    assert_eq!(replica(vec![]).err().unwrap().code(), "key_required");
+    assert_eq!(replica(vec![key("k2", 2)]).err().unwrap().code(), "decryption_failed");
+}

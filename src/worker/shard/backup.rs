@@ -22,6 +22,7 @@ use worker::{Env, Headers, Method, Response};
 
 use super::{error_from, send_to, w, Answer, Routed, Sharded};
 use crate::api::export_stream::{head_ask, ExportAsk, ExportShards, Exporter};
+use crate::core::auth::{parse_encryption_key, ENCRYPTION_KEY_HEADER};
 use crate::core::engine::export_shard::{Owners, Splitter};
 use crate::core::error::{Error, Result};
 use crate::core::limits;
@@ -29,8 +30,6 @@ use crate::core::shard::{ShardId, ShardMap};
 
 /// A shard's check of its part of an import, before any shard imports.
 pub const IMPORT_CHECK_PATH: &str = "/_shard/import-check";
-/// Home, given its shards' merged export to publish as one replica.
-pub const PUBLISH_PATH: &str = "/_shard/publish";
 /// A step of a shard's export ([`crate::api::export_stream::ExportAsk`]).
 pub const EXPORT_STEP_PATH: &str = "/_shard/export";
 /// A chunk of an import's part staged in its shard (`?import=ID&seq=N`).
@@ -121,30 +120,34 @@ pub(super) async fn export(s: &Sharded<'_>, map: &ShardMap, epoch: u64) -> Resul
 }
 
 /// `POST /v1/snapshots/publish` of a sharded tenant: one replica, the
-/// state one object holding every shard's would publish (every shard's
-/// export with its vectors, merged, then built and published by home,
-/// sealed as home is), so a reader opens it as any replica. A replica is
-/// loaded whole by its reader: at most [`limits::SHARD_EXPORT_BYTES_MAX`]
-/// of export (`payload_too_large` past it). One shard: passed on.
+/// state one object holding every shard's would hold, in export form (the
+/// export with its vectors, written to KV a chunk at a time as it streams
+/// out of the shards, so no object holds the tenant whole), sealed under
+/// the request's key, which `Memory.openPublished` reads into one memory.
+/// One shard: passed on (a snapshot, as unsharded).
 pub(super) async fn publish(s: &Sharded<'_>, map: &ShardMap, epoch: u64) -> Result<Answer> {
     if let [only] = map.shards()[..] {
         return s.pass(only, &Routed { home: true, ..s.routed(only, epoch, Vec::new()) }).await;
     }
-    let origin = s.forward.url.origin().ascii_serialization();
-    let text = match exporter(s, map, epoch, true).await? {
-        Ok((ex, first)) => ex.collect(first, limits::SHARD_EXPORT_BYTES_MAX).await?,
+    // Every shard checks the key against its own when it answers its head,
+    // so a replica is sealed under the key its tenant is sealed under.
+    let key = match s.base.iter().find(|(k, _)| k.eq_ignore_ascii_case(ENCRYPTION_KEY_HEADER)) {
+        Some((_, v)) => Some(parse_encryption_key(v)?),
+        None => None,
+    };
+    let (mut ex, first) = match exporter(s, map, epoch, true).await? {
+        Ok(started) => started,
         Err(refused) => return Ok(refused),
     };
-    let home = Routed { home: true, ..s.routed(0, epoch, Vec::new()) };
-    let a = s.send(0, &home, Method::Post, &format!("{origin}{PUBLISH_PATH}"), text.as_bytes()).await?;
-    let Some(mut v) = a.json().filter(|_| a.ok()) else { return Ok(a) };
+    let mut v = super::super::publish::publish_export(s.env, &s.tenant, key.as_ref(), first, &mut ex).await?;
     v["shards"] = json!(map.shards().len());
+    v["form"] = json!("export");
     Ok(Answer::with_json(200, &v))
 }
 
 /// After an erasure (a consent revoke, a redaction) of a sharded tenant
 /// that has a replica: the replica is published again, so the right to be
-/// forgotten reaches it (its shards do not publish their own parts).
+/// forgotten reaches it.
 pub(super) async fn republish(s: &Sharded<'_>, map: &ShardMap, epoch: u64) -> Result<()> {
     let Ok(kv) = s.env.kv(super::super::SNAPSHOTS_BINDING) else { return Ok(()) };
     let head = crate::store::head_key(&format!("{}/", s.tenant));

@@ -40,7 +40,7 @@ pub mod split;
 pub mod views;
 
 pub use admin::admin;
-pub use backup::{IMPORT_STAGED_HEADER, IMPORT_STAGE_PATH, PUBLISH_PATH};
+pub use backup::{IMPORT_STAGED_HEADER, IMPORT_STAGE_PATH};
 pub use object::{admit, hand_over, internal, known_self, remember_self, serve_held, serve_map, ShardSelf};
 pub use spans::PromptBody;
 use record::record;
