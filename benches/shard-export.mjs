@@ -11,7 +11,11 @@
 // with the end line counting the lines before it; then the file imported
 // back into an empty namespace of the same deployment (past 32 MiB, one
 // object refuses it: its import is read whole). The ratio is the sharded
-// export's time over one object's.
+// export's time over one object's. Then `POST /v1/snapshots/publish`: a
+// sharded tenant's replica is its export written to KV as it streams (one
+// object publishes a snapshot), and once wrangler has stopped, its KV (on
+// disk) is opened in Miniflare and the replica read by the npm package's
+// `Memory.openPublished`: time, wasm memory after, every record in it.
 //
 //   make build && node benches/shard-export.mjs
 //   EXPORT_RECORDS=40000 EXPORT_SHARDS=8 node benches/shard-export.mjs
@@ -19,6 +23,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { Miniflare } from "miniflare";
+import { KVStore, Memory, wasmMemoryBytes } from "edgemem";
 import { startWranglerDev } from "../tests/e2e/wrangler-dev.mjs";
 import { next, sentence } from "./shard-corpus.mjs";
 
@@ -92,7 +98,35 @@ async function importOnce(base, ns, body) {
   return { ms, status: r.status, memories: json.memories };
 }
 
+/** `POST /v1/snapshots/publish` of the tenant. */
+async function publishOnce(base) {
+  const t = performance.now();
+  const r = await fetch(`${base}/v1/snapshots/publish?namespace=${NS}`, { method: "POST" });
+  const text = await r.text();
+  const ms = performance.now() - t;
+  return r.status === 200 ? { ms, status: 200, ...JSON.parse(text) } : { ms, status: r.status, text: text.slice(0, 200) };
+}
+
+/** The replica wrangler left in `dir`'s KV, read by the npm package. */
+async function readReplica(dir) {
+  const mf = new Miniflare({ modules: true, script: "export default { fetch() { return new Response(null) } }", kvNamespaces: { SNAPSHOTS: "edgemem-snapshots" }, kvPersist: join(dir, "v3", "kv") });
+  try {
+    const kv = await mf.getKVNamespace("SNAPSHOTS");
+    const before = wasmMemoryBytes();
+    const t = performance.now();
+    const replica = await Memory.openPublished(new KVStore(kv), { keyPrefix: `${NS}/` });
+    const ms = performance.now() - t;
+    const wasm = wasmMemoryBytes();
+    const ids = new Set();
+    for await (const l of replica.export()) if (l.startsWith('{"type":"memory"')) ids.add(/"record":\{"id":"([^"]+)"/.exec(l)[1]);
+    return { ms, records: ids.size, wasm_before: before, wasm_after: wasm };
+  } finally {
+    await mf.dispose();
+  }
+}
+
 const results = [];
+const published = [];
 // One object may hold at most SNAPSHOT_BYTES_MAX (96 MiB): its quota is
 // raised to it, so the figure is the object's, not the default quota's.
 const quota = { EDGEMEM_QUOTA_BYTES: String(96 * 1024 * 1024) };
@@ -118,6 +152,12 @@ for (const [label, vars] of [[`${SHARDS} shards`, { EDGEMEM_SHARDS_INITIAL: Stri
     const back = await importOnce(base, `${NS}-back`, runs.at(-1).body);
     imports.push({ label, bytes: runs.at(-1).bytes, ...back });
     process.stderr.write(`${label}: import ${JSON.stringify(back).slice(0, 300)}\n`);
+    const pubs = [];
+    for (let i = 0; i < 2; i++) pubs.push(await publishOnce(base));
+    process.stderr.write(`${label}: publish ${JSON.stringify(pubs).slice(0, 300)}\n`);
+    await dev.stop();
+    const read = pubs.at(-1).status === 200 ? await readReplica(dir) : null;
+    published.push({ label, pubs, read });
   } finally {
     await dev.stop();
     rmSync(dir, { recursive: true, force: true });
@@ -140,4 +180,11 @@ const done = results.filter((r) => r.runs);
 if (done.length === 2) {
   const [sharded, one] = done.map((r) => median(r.runs.map((x) => x.ms)));
   console.log(`\nmedian whole-file time, sharded / one object: ${(sharded / one).toFixed(2)}`);
+}
+console.log("\n| published | form | MiB | publish (2 runs) | openPublished in node | wasm memory after | records in the replica |");
+console.log("|---|---|---:|---|---:|---:|---:|");
+for (const { label, pubs, read } of published) {
+  const ok = pubs.filter((p) => p.status === 200);
+  const last = pubs.at(-1);
+  console.log(`| ${label} | ${last.form ?? (last.status === 200 ? "snapshot" : "—")} | ${last.snapshot_bytes ? mb(last.snapshot_bytes) : "—"} | ${pubs.map((p) => `${p.ms.toFixed(0)} ms${p.status === 200 ? "" : ` (${p.status} ${p.text})`}`).join(", ")} | ${read ? `${read.ms.toFixed(0)} ms` : "—"} | ${read ? `${mb(read.wasm_after)} MiB` : "—"} | ${read ? read.records : "—"}${ok.length ? "" : " (not published)"} |`);
 }

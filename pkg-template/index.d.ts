@@ -114,6 +114,8 @@ export const LIMITS: {
   readonly SNAPSHOT_CHUNK_BYTES_MIN: 64;
   readonly SNAPSHOT_BYTES_MAX: 100663296;
   readonly SNAPSHOT_CHUNKS_MAX: 1572865;
+  readonly REPLICA_EXPORT_BYTES_MAX: 1073741824;
+  readonly REPLICA_EXPORT_CHUNKS_MAX: 16777217;
   readonly SNAPSHOT_EVERY_OPS_DEFAULT: 1000;
   readonly SNAPSHOT_EVERY_OPS_MAX: 100000;
   readonly RECOVERY_LOG_RECORDS_MAX: 200000;
@@ -1001,6 +1003,13 @@ export class Memory {
    * writes nothing.
    */
   import(lines: string | Iterable<string> | AsyncIterable<string>): Promise<{ status: "ok"; imported: boolean; sessions: number; memories: number; last_seq: number }>;
+  /**
+   * Opens a volatile read replica from `source` (a `KVStore`, typically):
+   * a snapshot published with `publishSnapshot`, or a sharded Worker
+   * tenant's replica, its export with vectors, read a chunk at a time
+   * (`LIMITS.REPLICA_EXPORT_BYTES_MAX`). A damaged replica rejects with
+   * `snapshot_corrupt`; a sealed one without its key with `key_required`.
+   */
   static openPublished(source: Store, options?: { keyPrefix?: string; namespace?: string; clock?: () => number; encryptionKey?: EncryptionKey; keyId?: string }): Promise<Memory>;
   /**
    * Re-encrypts every stored value under a new key (its id new to the

@@ -131,9 +131,17 @@
 # string and read back). npm grew to 1,409,098 (from 1,407,545, within its
 # budget): the export's state lines, cut by session, are one function with
 # the unsharded export's.
+# Stop 42: a sharded tenant's replica is its export, which the npm package's
+# `Memory.openPublished` now reads a chunk at a time (the export head, the
+# import parser a line at a time, the chunk loop): npm 1,409,098 to
+# 1,412,703 gzip, over its 1,410,000. The reader is what makes a sharded
+# tenant's replica readable past one object's memory; its budget is raised
+# to 1,415,000, a decision recorded here and in the issue's note. The
+# Worker grew from 2,034,170 to 2,036,427, within its budget (the publish
+# stream in, home's merged publish and its engine build out).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-NPM_WASM_GZIP_BYTES_MAX=1410000
+NPM_WASM_GZIP_BYTES_MAX=1415000
 WORKER_GZIP_BYTES_MAX=2040000
 
 gz() { gzip -9c "$@" | wc -c; }

@@ -130,7 +130,7 @@ test("a prompt reads the agent at home and the session in its own shard", async 
 });
 
 test("encryption status and rotation span every shard", async () => {
-  const { call } = await start({ EDGEMEM_SHARDS_INITIAL: String(SHARDS) });
+  const { call, mf } = await start({ EDGEMEM_SHARDS_INITIAL: String(SHARDS) });
   const ns = "?namespace=vault1";
   const k1 = randomBytes(32).toString("base64url");
   const k2 = randomBytes(32).toString("base64url");
@@ -168,6 +168,19 @@ test("encryption status and rotation span every shard", async () => {
   const found = await call("POST", `/v1/long-term-memory/search${ns}`, { text: "vault", search_mode: "keyword", limit: 50 }, { [KEY_HEADER]: k2 });
   assert.equal(found.status, 200, found.text);
   assert.equal(found.json.memories.length, 24, "every shard's records, read under the new key");
+  // The replica is sealed under the tenant's key: no plaintext in KV, and
+  // the npm package opens it with the key only.
+  assert.equal((await call("POST", `/v1/snapshots/publish${ns}`)).json.code, "key_required");
+  const pub = await call("POST", `/v1/snapshots/publish${ns}`, undefined, { [KEY_HEADER]: k2 });
+  assert.equal(pub.status, 200, pub.text);
+  assert.equal(pub.json.form, "export");
+  const kv = await mf.getKVNamespace("SNAPSHOTS");
+  const stored = await Promise.all((await kv.list({ prefix: "vault1/" })).keys.map(async (k) => Buffer.from(await kv.get(k.name, "arrayBuffer")).toString("latin1")));
+  assert.ok(stored.length > 2 && stored.every((v) => !v.includes("vault note")), "no record text in KV");
+  const cryptoKey = await crypto.subtle.importKey("raw", Buffer.from(k2, "base64url"), "AES-GCM", false, ["encrypt", "decrypt"]);
+  const replica = await Memory.openPublished(new KVStore(kv), { keyPrefix: "vault1/", encryptionKey: cryptoKey, keyId: now.json.key_id });
+  assert.equal((await replica.longTerm.search({ text: "vault", limit: 50, mode: "keyword" })).memories.length, 24);
+  await assert.rejects(Memory.openPublished(new KVStore(kv), { keyPrefix: "vault1/" }), { code: "key_required" });
 });
 
 /** JSON text with every object's members in name order. */
@@ -378,7 +391,7 @@ test("a sharded tenant's export streams page by page (each record and history on
   assert.equal(bad.json.code, "invalid_query");
 });
 
-test("publishing a sharded tenant writes one replica the npm package opens, holding every shard's state; an erasure publishes it again", async () => {
+test("publishing a sharded tenant writes one replica (its export, a chunk at a time) the npm package opens, holding every shard's state; an erasure publishes it again", async () => {
   const sharded = await start({ EDGEMEM_SHARDS_INITIAL: String(SHARDS) });
   const single = await start({});
   const ns = "pub1";
@@ -390,6 +403,7 @@ test("publishing a sharded tenant writes one replica the npm package opens, hold
     const r = await w.call("POST", `/v1/snapshots/publish?namespace=${ns}`);
     assert.equal(r.status, 200, r.text);
     assert.equal(r.json.key_prefix, `${ns}/`);
+    assert.equal(r.json.form, w === sharded ? "export" : undefined, "one object publishes a snapshot");
     replicas.push(await Memory.openPublished(new KVStore(await w.mf.getKVNamespace("SNAPSHOTS")), { keyPrefix: `${ns}/` }));
   }
   const stats = await sharded.call("GET", `/v1/stats?namespace=${ns}`);

@@ -331,7 +331,17 @@ pub const SNAPSHOTS_PUBLISH: Op = Op {
     path: &[],
     query: &[],
     body: None,
-    ok: &Obj(&[req("snapshot_gen", COUNT, ""), req("snapshot_bytes", COUNT, ""), req("last_seq", COUNT, ""), req("key_prefix", Str(l::ID_BYTES_MAX + 1), "")], true),
+    ok: &Obj(
+        &[
+            req("snapshot_gen", COUNT, ""),
+            req("snapshot_bytes", COUNT, ""),
+            req("last_seq", COUNT, ""),
+            req("key_prefix", Str(l::ID_BYTES_MAX + 1), ""),
+            opt("shards", COUNT, "a sharded tenant's: how many shards its replica holds"),
+            opt("form", Enum(&["export"]), "a sharded tenant's replica is its export with vectors (snapshot_bytes counts it), which Memory.openPublished reads a chunk at a time"),
+        ],
+        true,
+    ),
 };
 
 const SCOPE: S = Enum(&["read", "write", "admin"]);
