@@ -23,8 +23,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { Miniflare } from "miniflare";
-import { KVStore, Memory, wasmMemoryBytes } from "edgemem";
+import { execFileSync } from "node:child_process";
 import { startWranglerDev } from "../tests/e2e/wrangler-dev.mjs";
 import { next, sentence } from "./shard-corpus.mjs";
 
@@ -107,22 +106,11 @@ async function publishOnce(base) {
   return r.status === 200 ? { ms, status: 200, ...JSON.parse(text) } : { ms, status: r.status, text: text.slice(0, 200) };
 }
 
-/** The replica wrangler left in `dir`'s KV, read by the npm package. */
-async function readReplica(dir) {
-  const mf = new Miniflare({ modules: true, script: "export default { fetch() { return new Response(null) } }", kvNamespaces: { SNAPSHOTS: "edgemem-snapshots" }, kvPersist: join(dir, "v3", "kv") });
-  try {
-    const kv = await mf.getKVNamespace("SNAPSHOTS");
-    const before = wasmMemoryBytes();
-    const t = performance.now();
-    const replica = await Memory.openPublished(new KVStore(kv), { keyPrefix: `${NS}/` });
-    const ms = performance.now() - t;
-    const wasm = wasmMemoryBytes();
-    const ids = new Set();
-    for await (const l of replica.export()) if (l.startsWith('{"type":"memory"')) ids.add(/"record":\{"id":"([^"]+)"/.exec(l)[1]);
-    return { ms, records: ids.size, wasm_before: before, wasm_after: wasm };
-  } finally {
-    await mf.dispose();
-  }
+/** The replica wrangler left in `dir`'s KV, read by the npm package in a
+ * process of its own (benches/replica-read.mjs). */
+function readReplica(dir) {
+  const out = execFileSync(process.execPath, [join(ROOT, "benches", "replica-read.mjs"), join(dir, "v3", "kv"), `${NS}/`], { encoding: "utf8", maxBuffer: 1 << 20 });
+  return JSON.parse(out.trim().split("\n").at(-1));
 }
 
 const results = [];
@@ -156,7 +144,7 @@ for (const [label, vars] of [[`${SHARDS} shards`, { EDGEMEM_SHARDS_INITIAL: Stri
     for (let i = 0; i < 2; i++) pubs.push(await publishOnce(base));
     process.stderr.write(`${label}: publish ${JSON.stringify(pubs).slice(0, 300)}\n`);
     await dev.stop();
-    const read = pubs.at(-1).status === 200 ? await readReplica(dir) : null;
+    const read = pubs.at(-1).status === 200 ? readReplica(dir) : null;
     published.push({ label, pubs, read });
   } finally {
     await dev.stop();

@@ -215,8 +215,9 @@ fn rotation_survives_a_crash_after_every_write() {
     assert!(by_outcome[0] > 0 && by_outcome[1] > 0, "both windows were hit: {by_outcome:?}");
 }
 
-#[test]
-fn a_published_replica_is_sealed_and_follows_rotation() {
+/// A store sealed under k1 holding secrets, and a target it published to
+/// in plaintext (as before encryption), under `r/`.
+fn published_plaintext() -> (Sealedstore, MemoryBackend, StoreConfig) {
     let backend = MemoryBackend::new();
     let store = open(&backend, vec![key("k1", 1)], 64).unwrap();
     for i in 0..25 {
@@ -224,9 +225,15 @@ fn a_published_replica_is_sealed_and_follows_rotation() {
     }
     let target = MemoryBackend::new();
     let config = StoreConfig { key_prefix: "r/".into(), chunk_bytes: 64, ..StoreConfig::default() };
-    // An older plaintext publication is replaced by a sealed one.
     run(store.publish(&target, &config)).unwrap();
     assert!(!holds(&target, SENTINEL.as_bytes()).is_empty());
+    (store, target, config)
+}
+
+#[test]
+fn a_published_replica_is_sealed_and_follows_rotation() {
+    let (store, target, config) = published_plaintext();
+    // An older plaintext publication is replaced by a sealed one.
     let publish = |store: &Sealedstore| {
         let sealed = run(Sealed::for_publish(target.clone(), "r/", run(store.current_key()).unwrap())).unwrap();
         run(store.publish_sealed(&sealed, &config)).unwrap();
@@ -264,16 +271,8 @@ fn a_plaintext_instance_refuses_to_write_once_another_encrypted_the_store() {
 
 #[test]
 fn an_export_replica_is_sealed_under_the_key_given() {
-    let backend = MemoryBackend::new();
-    let store = open(&backend, vec![key("k1", 1)], 64).unwrap();
-    for i in 0..25 {
-        run(store.apply(secret_op(i), now(i))).unwrap();
-    }
-    let target = MemoryBackend::new();
-    let config = StoreConfig { key_prefix: "r/".into(), chunk_bytes: 64, ..StoreConfig::default() };
+    let (store, target, config) = published_plaintext();
     // An older plaintext publication is replaced by a sealed export.
-    run(store.publish(&target, &config)).unwrap();
-    assert!(!holds(&target, SENTINEL.as_bytes()).is_empty());
     let (first, mut rest) = super::export_replica::lines_of(&store, None);
     let sealed = run(Sealed::for_publish(target.clone(), "r/", key("k1", 1))).unwrap();
     run(crate::store::publish_export_sealed(&sealed, &config, first, &mut rest)).unwrap();
