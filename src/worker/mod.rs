@@ -232,6 +232,9 @@ pub struct MemoryObject {
     in_flight: shard::fence::InFlight,
     /// In a tenant's directory object: one split runs at a time.
     split_lock: Mutex<()>,
+    /// In a sealed tenant's directory: its key, in memory only, for a
+    /// split's calls ([`shard::split::SplitKey`]).
+    split_key: shard::split::SplitKey,
     /// When this shard last asked its directory for a split.
     split_asked: Cell<Millis>,
     /// When this shard last told home of a long-term change ([`shard::views`]).
@@ -536,7 +539,7 @@ fn privacy_key(env: &Env, namespace: &str, dev: bool) -> Result<Option<crate::co
 impl DurableObject for MemoryObject {
     fn new(state: State, env: Env) -> Self {
         let state = Rc::new(state);
-        MemoryObject { hub: Rc::new(feed::Hub::new(state.clone())), state, env, store: Mutex::new(None), wake_due: Cell::new(false), keys: auth::KeyDirectory::default(), alarm_at: Cell::new(None), meter: Rc::new(sql::Meter::default()), wiped: Rc::new(Cell::new(false)), shard_map: RefCell::new(None), map_lock: Mutex::new(()), shard_self: RefCell::new(None), hand_over_from: Cell::new(0), shard_fence: RefCell::new(None), in_flight: Default::default(), split_lock: Mutex::new(()), split_asked: Cell::new(0), views_trust: Cell::new(Default::default()), feed_lock: Mutex::new(()), feed_relaying: Cell::new(Default::default()) }
+        MemoryObject { hub: Rc::new(feed::Hub::new(state.clone())), state, env, store: Mutex::new(None), wake_due: Cell::new(false), keys: auth::KeyDirectory::default(), alarm_at: Cell::new(None), meter: Rc::new(sql::Meter::default()), wiped: Rc::new(Cell::new(false)), shard_map: RefCell::new(None), map_lock: Mutex::new(()), shard_self: RefCell::new(None), hand_over_from: Cell::new(0), shard_fence: RefCell::new(None), in_flight: Default::default(), split_lock: Mutex::new(()), split_key: Default::default(), split_asked: Cell::new(0), views_trust: Cell::new(Default::default()), feed_lock: Mutex::new(()), feed_relaying: Cell::new(Default::default()) }
     }
 
     async fn fetch(&self, mut req: Request) -> WResult<Response> {

@@ -11,7 +11,7 @@ impl MemoryObject {
     /// expiry and background work (in a tenant or shard).
     pub(super) async fn wake(&self) -> WResult<Response> {
         // A tenant's directory: a split to run, or to run again after a crash.
-        match shard::split::on_alarm(&self.state, &self.env, &self.split_lock, now_ms()).await {
+        match shard::split::on_alarm(&self.state, &self.env, &self.split_lock, &self.split_key, now_ms()).await {
             Ok(Some(_)) => return Response::ok("split"),
             Ok(None) => {}
             Err(e) => {

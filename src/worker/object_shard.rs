@@ -31,11 +31,14 @@ impl MemoryObject {
                 Ok(body) => {
                     let dev = env_string(&self.env, "EDGEMEM_DEV_MODE").as_deref() == Some("1");
                     let fault = env_string(&self.env, "EDGEMEM_TEST_FAULT").filter(|_| dev);
-                    shard::split::serve_split(&self.state, &self.env, &self.split_lock, &body, now_ms(), fault).await
+                    shard::split::serve_split(&self.state, &self.env, &self.split_lock, &self.split_key, &body, now_ms(), fault).await
                 }
                 Err(e) => Err(e),
             },
-            shard::split::ABORT_PATH => shard::split::serve_abort(&self.state, &self.env, &self.split_lock, now_ms()).await,
+            shard::split::ABORT_PATH => match req.bytes().await.map_err(w) {
+                Ok(body) => shard::split::serve_abort(&self.state, &self.env, &self.split_lock, &self.split_key, &body, now_ms()).await,
+                Err(e) => Err(e),
+            },
             _ => return None,
         };
         Some(served)
@@ -46,7 +49,7 @@ impl MemoryObject {
     /// a change to long-term memory (`ltm_before` differs) is told to home.
     pub(super) async fn after_write(&self, store: &DoStore, tenant: &str, keys: &[(String, String)], headers: Vec<(String, String)>, ltm_before: Option<u64>) {
         Box::pin(self.hand_over(store, keys)).await;
-        self.maybe_split(store).await;
+        self.maybe_split(store, keys).await;
         self.tell_home(store, tenant, headers.clone(), ltm_before).await;
         self.relay_feed(store, headers).await;
     }
@@ -107,13 +110,15 @@ impl MemoryObject {
     /// [`limits::SHARD_SPLIT_RECORDS`] for int8 vectors,
     /// [`limits::SHARD_SPLIT_RECORDS_F32`] for f32). Best effort, like the
     /// hand-over.
-    async fn maybe_split(&self, store: &DoStore) {
+    async fn maybe_split(&self, store: &DoStore, keys: &[(String, String)]) {
         let Ok(Some(me)) = shard::known_self(&self.state, &self.shard_self).await else { return };
         let int8 = super::store_config(&self.env).is_ok_and(|c| c.vector_quantization == crate::store::Quantization::Int8);
         let default = if int8 { limits::SHARD_SPLIT_RECORDS } else { limits::SHARD_SPLIT_RECORDS_F32 } as u64;
         let threshold = env_u64(&self.env, "EDGEMEM_SHARD_SPLIT_RECORDS", default, limits::LTM_RECORDS_MAX as u64).unwrap_or(default) as usize;
         let Ok((records, _)) = api::moves::held(store).await else { return };
-        shard::split::maybe_ask(&self.env, &me, records, threshold, &self.split_asked, now_ms()).await;
+        // A sealed tenant's ask carries its key: the directory splits with it.
+        let key = keys.iter().find(|(n, _)| n.eq_ignore_ascii_case(crate::core::auth::ENCRYPTION_KEY_HEADER)).map(|(_, v)| v.as_str());
+        shard::split::maybe_ask(&self.env, &me, records, threshold, key, &self.split_asked, now_ms()).await;
     }
 }
 

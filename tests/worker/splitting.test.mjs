@@ -12,10 +12,14 @@
 //   lifts, writes go through, and a later split (to the same shard id)
 //   places every record exactly once;
 // - a shard past `EDGEMEM_SHARD_SPLIT_RECORDS` asks for a split by itself;
+// - a sealed tenant splits with its key (by request, by threshold), and a
+//   directory restarted mid-split without the key waits for a write that
+//   brings it;
 // - bad requests are typed errors, and the routes are 501 with sharding off.
 // Real kills of workerd during splits are in chaos-split.test.mjs.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -321,6 +325,83 @@ test("a split stuck under its fence is aborted, and a later split places everyth
     await fine.mf.dispose();
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test("a sealed tenant splits with its key, by request and by threshold; a directory restarted without the key waits for a write that brings it", async () => {
+  const k1 = randomBytes(32).toString("base64url");
+  const KEY = { "x-edgemem-encryption-key": k1 };
+  const dir = mkdtempSync(join(tmpdir(), "edgemem-sealed-split-"));
+  const ns = "sealed1";
+  const first = await startWorker({ persistDir: dir, bindings: { EDGEMEM_SHARDS_INITIAL: "2", EDGEMEM_TEST_FAULT: "split_stop_fenced" } });
+  let live, users;
+  try {
+    const kcall = (m, p, b) => first.call(m, p, b, KEY);
+    const memories = await seed(kcall, ns, 60);
+    live = new Set(memories.map((m) => m.id));
+    users = new Map(memories.filter((m) => m.user_id).map((m) => [m.id, m.user_id]));
+    // Without its key: typed refusals, nothing planned.
+    for (const [m, p] of [["POST", `/v1/admin/shards/split?namespace=${ns}`], ["GET", `/v1/admin/shards?namespace=${ns}`]]) {
+      const r = await first.call(m, p, m === "POST" ? { shard: 1 } : undefined);
+      assert.equal(r.status, 401, r.text);
+      assert.equal(r.json.code, "key_required");
+    }
+    assert.equal((await first.call("GET", `/v1/admin/shards?namespace=${ns}`, undefined, KEY)).json.moving, null, "nothing planned without the key");
+    // With it: the split runs, and stops after its fence (as a crash would).
+    const split = await first.call("POST", `/v1/admin/shards/split?namespace=${ns}`, { shard: 1 }, KEY);
+    assert.equal(split.status, 500, split.text);
+  } finally {
+    // The directory goes with its memory before its alarm runs again.
+    await first.mf.dispose();
+  }
+  const second = await startWorker({ persistDir: dir, bindings: { EDGEMEM_SHARDS_INITIAL: "2" } });
+  try {
+    const kcall = (m, p, b) => second.call(m, p, b, KEY);
+    // Its alarm finds no key: the split waits under its fence.
+    await sleep(3_000);
+    const waiting = await status(kcall, ns);
+    assert.equal(waiting.moving?.step, "fenced", JSON.stringify(waiting.moving));
+    // Shard 1 owns the upper half of the buckets; its upper half moves.
+    const moving = Array.from({ length: 60 }, (_, i) => `u${i}`).find((u) => ownerIn(waiting.map, bucketOf(u)) === 1 && bucketOf(u) >= 3072);
+    assert.ok(moving, "a user in the moving half");
+    // A write to a moving bucket that carries the key hands it on: the
+    // split finishes, and the write goes through (now or on its retry).
+    let through;
+    for (let i = 0; i < 20 && through?.status !== 200; i++) {
+      through = await kcall("POST", `/v1/long-term-memory/?namespace=${ns}`, { memories: [{ id: "fenced-write", text: "written under the fence", user_id: moving }] });
+      if (through.status !== 200) await sleep(250);
+    }
+    assert.equal(through.status, 200, through.text);
+    live.add("fenced-write");
+    users.set("fenced-write", moving);
+    const st = await splitDone(kcall, ns);
+    assert.equal(st.moving, null);
+    assert.equal(st.shards.length, 3);
+    checkPlacement(st, live, new Set(), users);
+    // Every shard, the new one too, is sealed under the tenant's key.
+    const enc = await kcall("GET", `/v1/encryption?namespace=${ns}`);
+    assert.equal(enc.status, 200, enc.text);
+    assert.equal(enc.json.shards.length, 3);
+    assert.ok(enc.json.shards.every((s) => s.status.encrypted && s.status.key_id === enc.json.key_id), enc.text);
+    const found = await kcall("POST", `/v1/long-term-memory/search?namespace=${ns}`, { text: "memory", search_mode: "keyword", limit: 100 });
+    assert.equal(found.status, 200, found.text);
+    assert.equal(found.json.memories.filter((m) => m.id.startsWith("seed-")).length, 60);
+  } finally {
+    await second.mf.dispose();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  // A sealed shard past its threshold asks with the key its write carried.
+  const auto = await start({ EDGEMEM_SHARDS_INITIAL: "1", EDGEMEM_SHARD_SPLIT_RECORDS: "50" });
+  const acall = (m, p, b) => auto.call(m, p, b, KEY);
+  const memories = await seed(acall, "sealed2", 80);
+  let st;
+  for (let i = 0; i < 60; i++) {
+    st = await status(acall, "sealed2");
+    if (st.shards.length === 2 && !st.moving) break;
+    await sleep(250);
+  }
+  assert.equal(st.shards.length, 2, "no split happened");
+  assert.equal(st.last_split.reason, "records");
+  checkPlacement(st, new Set(memories.map((m) => m.id)), new Set(), new Map(memories.filter((m) => m.user_id).map((m) => [m.id, m.user_id])));
 });
 
 test("a shard past its record threshold asks for a split", async () => {

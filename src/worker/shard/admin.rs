@@ -22,9 +22,22 @@ struct SplitRequest {
     shard: Option<ShardId>,
 }
 
+/// One request to the shard admin routes.
+pub struct AdminAsk<'a> {
+    pub method: &'a str,
+    pub path: &'a str,
+    pub query: &'a [(String, String)],
+    pub body: &'a [u8],
+    /// The request's encryption key (its header's value), if any.
+    pub key: Option<&'a str>,
+}
+
 /// Serves the shard admin routes for `?namespace=` (default: the default
-/// tenant), which the principal must cover.
-pub async fn admin(env: &Env, dev: bool, principal: &Principal, method: &str, path: &str, query: &[(String, String)], body: &[u8]) -> Result<Value> {
+/// tenant), which the principal must cover. A sealed tenant's split, abort
+/// and holdings need its key (`key`: the request's encryption-key header),
+/// which the directory holds in memory only while the split runs.
+pub async fn admin(env: &Env, dev: bool, principal: &Principal, ask: AdminAsk<'_>) -> Result<Value> {
+    let AdminAsk { method, path, query, body, key } = ask;
     let now: Millis = super::super::now_ms();
     let Some(initial) = initial_shards(env)? else {
         return Err(Error::NotSharded { route: "the shard admin routes: sharding is off in this deployment (EDGEMEM_SHARDS_INITIAL)".into() });
@@ -50,7 +63,7 @@ pub async fn admin(env: &Env, dev: bool, principal: &Principal, method: &str, pa
                     return Err(Error::invalid("shard", format!("shard {s} owns {} bucket(s) of this tenant; it cannot split", map.bucket_count(s))));
                 }
             }
-            let report = call(env, &directory_name(&tenant), SPLIT_PATH, &json!({ "tenant": tenant, "shard": r.shard, "reason": "admin", "headers": headers }), &[]).await?;
+            let report = call(env, &directory_name(&tenant), SPLIT_PATH, &json!({ "tenant": tenant, "shard": r.shard, "reason": "admin", "headers": headers, "key": key }), &[]).await?;
             if let Some("overloaded") = report["refused"]["code"].as_str() {
                 // Retried by the directory's alarm.
                 return Err(Error::Overloaded { what: report["refused"]["what"].as_str().unwrap_or("a split's steps").to_owned(), limit: report["refused"]["limit"].as_u64().unwrap_or(0) });
@@ -60,7 +73,7 @@ pub async fn admin(env: &Env, dev: bool, principal: &Principal, method: &str, pa
             Ok(report)
         }
         ("POST", "/v1/admin/shards/abort") => {
-            let v = call(env, &directory_name(&tenant), ABORT_PATH, &json!({}), &[]).await?;
+            let v = call(env, &directory_name(&tenant), ABORT_PATH, &json!({ "key": key }), &[]).await?;
             match v["refused"]["code"].as_str() {
                 None => Ok(v),
                 Some("not_found") => Err(Error::not_found("split in progress", tenant)),
@@ -71,6 +84,9 @@ pub async fn admin(env: &Env, dev: bool, principal: &Principal, method: &str, pa
             let ids = api::query_flag("ids", param("ids"))?;
             let mut v = call(env, &directory_name(&tenant), STATUS_PATH, &json!({}), &[]).await?;
             let mut shards = Vec::new();
+            if let Some(key) = key {
+                headers.push((crate::core::auth::ENCRYPTION_KEY_HEADER.to_owned(), key.to_owned()));
+            }
             for s in map.shards() {
                 let mut held = step_call(env, &tenant, &headers, map.epoch, s, "held", &json!({ "ids": ids })).await?;
                 held["shard"] = json!(s);

@@ -39,7 +39,7 @@ mod spans;
 pub mod split;
 pub mod views;
 
-pub use admin::admin;
+pub use admin::{admin, AdminAsk};
 pub use backup::{IMPORT_STAGED_HEADER, IMPORT_STAGE_PATH};
 pub use object::{admit, hand_over, internal, known_self, remember_self, serve_held, serve_map, ShardSelf};
 pub use spans::PromptBody;
@@ -184,6 +184,10 @@ pub fn error_from(status: u16, v: &Value) -> Error {
     let detail = v["detail"].as_str().unwrap_or("no detail").to_owned();
     match v["code"].as_str() {
         Some("shard_moved") => Error::ShardMoved { epoch: v["epoch"].as_u64().unwrap_or(0) },
+        // A sealed tenant's shard asked without its key, or with another
+        // (a split's calls, an admin route's): typed as a tenant answers.
+        Some("key_required") => Error::KeyRequired { key_id: None },
+        Some("decryption_failed") => Error::DecryptionFailed { key_id: String::new(), detail: format!("a shard answered: {detail}") },
         _ => Error::Internal { detail: format!("a shard answered {status}: {detail}") },
     }
 }
@@ -374,8 +378,22 @@ pub(super) async fn dispatch(mut s: Sharded<'_>) -> Result<Response> {
         }
         fresh = true;
         RETRIES.with(|r| r.set(r.get().saturating_add(1)));
+        if attempt > 0 {
+            resume_with_key(&s).await;
+        }
     }
     Err(Error::ShardMoved { epoch })
+}
+
+/// A request still fenced after a retry: if it carries a sealed tenant's
+/// key, the directory is given it, so a split its restart left waiting
+/// for the key runs again ([`split::SplitKey`]).
+async fn resume_with_key(s: &Sharded<'_>) {
+    let Some((_, key)) = s.base.iter().find(|(k, _)| k.eq_ignore_ascii_case(crate::core::auth::ENCRYPTION_KEY_HEADER)) else { return };
+    let body = json!({ "tenant": s.tenant, "reason": "resume", "key": key });
+    if let Err(e) = call(s.env, &directory_name(&s.tenant), split::SPLIT_PATH, &body, &[]).await {
+        worker::console_error!("edgemem: the split of {} could not be resumed: {e}", s.tenant);
+    }
 }
 
 async fn placed(s: &Sharded<'_>, place: Placement, route: &routes::Route, path: &str, map: &ShardMap, epoch: u64) -> Result<Answer> {

@@ -32,6 +32,7 @@ use worker::{Env, State};
 use super::fence::{Fence, InFlight};
 use super::{call, directory_name, object_name, Routed, MAP_KEY};
 use crate::api;
+use crate::core::auth::ENCRYPTION_KEY_HEADER;
 use crate::core::engine::moves::{move_diff, MoveDigest};
 use crate::core::error::{Error, Result};
 use crate::core::limits;
@@ -96,6 +97,19 @@ struct Move {
     /// reports its own.
     #[serde(skip)]
     spent: Spent,
+    /// The tenant's key for this run's calls ([`SplitKey`]). Never logged.
+    #[serde(skip)]
+    key: Option<Secret>,
+}
+
+/// A key that never shows in a debug print.
+#[derive(Clone)]
+struct Secret(String);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(..)")
+    }
 }
 
 /// A split's wall time by kind of step, as the directory sees each call
@@ -134,6 +148,29 @@ pub struct SplitBody {
     pub reason: String,
     #[serde(default)]
     pub headers: Vec<(String, String)>,
+    /// A sealed tenant's key (the encryption-key header's value), which
+    /// the directory holds in memory only ([`SplitKey`]).
+    #[serde(default)]
+    pub key: Option<String>,
+}
+
+/// A sealed tenant's key as its directory holds it: in memory only, from
+/// the last request that carried it (an admin split or abort, a shard's
+/// ask after a keyed write, a front retrying a fenced write), never stored
+/// or logged. A split's calls carry it, as every request to a sealed
+/// tenant's shard must; a directory restarted mid-split without it waits
+/// for the next request that brings it.
+#[derive(Default)]
+pub struct SplitKey(RefCell<Option<String>>);
+
+impl SplitKey {
+    /// Keeps `key` if given; answers the key held.
+    fn take_from(&self, key: Option<String>) -> Option<String> {
+        if key.is_some() {
+            self.0.replace(key);
+        }
+        self.0.borrow().clone()
+    }
 }
 
 pub(super) fn storage_error(what: &str) -> impl Fn(worker::Error) -> Error + '_ {
@@ -157,9 +194,21 @@ async fn arm(state: &State, at: Millis) -> Result<()> {
     state.storage().set_alarm(worker::ScheduledTime::new(js_sys::Date::new(&(at as f64).into()))).await.map_err(storage_error("alarm"))
 }
 
-/// The directory's side of [`SPLIT_PATH`].
-pub async fn serve_split(state: &State, env: &Env, lock: &Mutex<()>, body: &[u8], now: Millis, fault: Option<String>) -> Result<Value> {
-    let b: SplitBody = api::parse_json(body)?;
+/// The directory's side of [`SPLIT_PATH`]: `admin` splits now (or runs
+/// the split in progress) and answers its report; `records` (a shard past
+/// its threshold) is split by the alarm; `resume` (a front whose write met
+/// a fence, with the tenant's key) runs a split in progress again soon.
+pub async fn serve_split(state: &State, env: &Env, lock: &Mutex<()>, key: &SplitKey, body: &[u8], now: Millis, fault: Option<String>) -> Result<Value> {
+    let mut b: SplitBody = api::parse_json(body)?;
+    let key = key.take_from(b.key.take());
+    // Only the routing headers are kept: a key is never stored.
+    b.headers.retain(|(name, _)| !name.to_ascii_lowercase().contains("encryption-key"));
+    if b.reason == "resume" {
+        if read::<Move>(state, MOVE_KEY).await?.is_some() {
+            arm(state, now).await?;
+        }
+        return Ok(json!({ "status": "resumed" }));
+    }
     write(state, TENANT_KEY, &Tenant { tenant: b.tenant.clone(), headers: b.headers.clone() }).await?;
     if b.reason != "admin" {
         // A shard past its threshold: noted, and split by the alarm.
@@ -170,10 +219,11 @@ pub async fn serve_split(state: &State, env: &Env, lock: &Mutex<()>, body: &[u8]
         return Ok(json!({ "status": "queued" }));
     }
     let _held = lock.lock().await;
-    let mv = match read::<Move>(state, MOVE_KEY).await? {
+    let mut mv = match read::<Move>(state, MOVE_KEY).await? {
         Some(mv) => mv,
-        None => plan(state, env, &b, now).await?,
+        None => plan(state, env, &b, key.clone(), now).await?,
     };
+    mv.key = key.map(Secret);
     let report = drive(state, env, mv, fault.as_deref()).await;
     if report.is_err() {
         // The alarm set at the plan may have run already: set it again.
@@ -188,29 +238,39 @@ pub async fn serve_split(state: &State, env: &Env, lock: &Mutex<()>, body: &[u8]
 
 /// The directory's alarm: a move logged and not done runs again; a split
 /// a shard asked for starts. `None`: this object is no directory with work.
-pub async fn on_alarm(state: &State, env: &Env, lock: &Mutex<()>, now: Millis) -> Result<Option<Value>> {
+pub async fn on_alarm(state: &State, env: &Env, lock: &Mutex<()>, key: &SplitKey, now: Millis) -> Result<Option<Value>> {
     // One read for every object that is no directory.
     if read::<Value>(state, MAP_KEY).await?.is_none() {
         return Ok(None);
     }
     let _held = lock.lock().await;
-    if let Some(mv) = read::<Move>(state, MOVE_KEY).await? {
+    let key = key.take_from(None);
+    if let Some(mut mv) = read::<Move>(state, MOVE_KEY).await? {
+        mv.key = key.map(Secret);
         // A test fault (dev mode) that keeps a split stuck, as a shard that
         // keeps failing would, for the abort's tests.
         let dev = super::super::env_string(env, "EDGEMEM_DEV_MODE").as_deref() == Some("1");
         let stuck = super::super::env_string(env, "EDGEMEM_TEST_FAULT").filter(|f| dev && f == "split_stuck");
-        return drive(state, env, mv, stuck.as_deref()).await.map(Some);
+        return match drive(state, env, mv, stuck.as_deref()).await {
+            // A sealed tenant's directory restarted without its key: the
+            // next request that brings it runs the split again.
+            Err(Error::KeyRequired { .. }) => {
+                worker::console_error!("edgemem: a sealed tenant's split waits for a request with its key");
+                Ok(Some(json!({ "status": "waiting for the tenant's key" })))
+            }
+            other => other.map(Some),
+        };
     }
     // A directory has no store to wake.
     let Some(shard) = read::<Option<ShardId>>(state, WANT_KEY).await? else { return Ok(Some(Value::Null)) };
     state.storage().delete(WANT_KEY).await.map_err(storage_error(WANT_KEY))?;
     let Some(map) = read::<ShardMap>(state, MAP_KEY).await? else { return Ok(Some(Value::Null)) };
     let Some(me) = read::<Tenant>(state, TENANT_KEY).await? else { return Ok(Some(Value::Null)) };
-    let body = SplitBody { tenant: me.tenant, shard, reason: "records".into(), headers: me.headers };
+    let body = SplitBody { tenant: me.tenant, shard, reason: "records".into(), headers: me.headers, key: None };
     if shard.is_some_and(|s| map.bucket_count(s) < 2) {
         return Ok(Some(Value::Null));
     }
-    let mv = plan(state, env, &body, now).await?;
+    let mv = plan(state, env, &body, key, now).await?;
     drive(state, env, mv, None).await.map(Some)
 }
 
@@ -225,7 +285,7 @@ struct Tenant {
 
 /// Logs a new move: the shard with the most buckets (or the one asked),
 /// its upper half, to a shard id never used.
-async fn plan(state: &State, env: &Env, b: &SplitBody, now: Millis) -> Result<Move> {
+async fn plan(state: &State, env: &Env, b: &SplitBody, key: Option<String>, now: Millis) -> Result<Move> {
     let map: ShardMap = read(state, MAP_KEY).await?.ok_or_else(|| Error::not_found("shard map", b.tenant.clone()))?;
     let from = match b.shard {
         Some(s) => s,
@@ -235,9 +295,9 @@ async fn plan(state: &State, env: &Env, b: &SplitBody, now: Millis) -> Result<Mo
     let next = map.split(from, to)?;
     let kept = next.buckets_of(from);
     let buckets: Vec<Bucket> = map.buckets_of(from).into_iter().filter(|b| kept.binary_search(b).is_err()).collect();
-    let mv = Move { id: next.epoch, tenant: b.tenant.clone(), from, to, buckets, next, step: Step::Copy, headers: b.headers.clone(), reason: b.reason.clone(), started_ms: now, fenced_ms: None, flipped_ms: None, seq: 0, rounds: 0, items: 0, to_digest: None, spent: Spent::default() };
-    // The source must open without a key: a sealed tenant's directory
-    // holds none, and its alarm could not finish the move.
+    let mv = Move { id: next.epoch, tenant: b.tenant.clone(), from, to, buckets, next, step: Step::Copy, headers: b.headers.clone(), reason: b.reason.clone(), started_ms: now, fenced_ms: None, flipped_ms: None, seq: 0, rounds: 0, items: 0, to_digest: None, spent: Spent::default(), key: key.map(Secret) };
+    // The source must open: a sealed tenant's split is planned only with
+    // its key (`key_required` otherwise, before anything is logged).
     shard_call(env, &mv, mv.from, "digest", &json!({ "move_id": mv.id, "buckets": [] })).await?;
     write(state, MOVE_KEY, &mv).await?;
     arm(state, now + RETRY_MS).await?;
@@ -246,7 +306,14 @@ async fn plan(state: &State, env: &Env, b: &SplitBody, now: Millis) -> Result<Mo
 
 /// A step of the move at one of its shards.
 async fn shard_call(env: &Env, mv: &Move, shard: ShardId, step: &str, body: &Value) -> Result<Value> {
-    step_call(env, &mv.tenant, &mv.headers, mv.next.epoch, shard, step, body).await
+    match &mv.key {
+        None => step_call(env, &mv.tenant, &mv.headers, mv.next.epoch, shard, step, body).await,
+        Some(Secret(key)) => {
+            let mut headers = mv.headers.clone();
+            headers.push((ENCRYPTION_KEY_HEADER.to_owned(), key.clone()));
+            step_call(env, &mv.tenant, &headers, mv.next.epoch, shard, step, body).await
+        }
+    }
 }
 
 /// A call to [`MOVE_PATH`]`{step}` of a tenant's shard, home-routed: a
@@ -424,9 +491,12 @@ async fn drive(state: &State, env: &Env, mut mv: Move, fault: Option<&str>) -> R
 /// its buckets and may hold writes the source never saw.
 /// Answers `{"refused": error}` for a split that cannot be aborted (the
 /// front raises it: a call between objects carries only answers).
-pub async fn serve_abort(state: &State, env: &Env, lock: &Mutex<()>, now: Millis) -> Result<Value> {
+pub async fn serve_abort(state: &State, env: &Env, lock: &Mutex<()>, key: &SplitKey, body: &[u8], now: Millis) -> Result<Value> {
+    let given: Option<String> = if body.is_empty() { None } else { api::parse_json::<Value>(body)?["key"].as_str().map(str::to_owned) };
+    let key = key.take_from(given);
     let _held = lock.lock().await;
-    let Some(mv) = read::<Move>(state, MOVE_KEY).await? else { return Ok(json!({ "refused": { "code": "not_found" } })) };
+    let Some(mut mv) = read::<Move>(state, MOVE_KEY).await? else { return Ok(json!({ "refused": { "code": "not_found" } })) };
+    mv.key = key.map(Secret);
     if mv.step == Step::Flipped {
         return Ok(json!({ "refused": { "code": "invalid_input", "reason": format!("split {} is past its flip: it finishes, and cannot be aborted", mv.id) } }));
     }
@@ -531,7 +601,7 @@ pub async fn serve_move(state: &State, store: &super::super::crypt::DoStore, hel
 
 /// Asks the directory to split this shard once it holds more than its
 /// threshold of records (at most once a minute per object).
-pub async fn maybe_ask(env: &Env, me: &super::ShardSelf, records: usize, threshold: usize, asked: &std::cell::Cell<Millis>, now: Millis) {
+pub async fn maybe_ask(env: &Env, me: &super::ShardSelf, records: usize, threshold: usize, key: Option<&str>, asked: &std::cell::Cell<Millis>, now: Millis) {
     if records <= threshold || now.saturating_sub(asked.get()) < 60_000 {
         return;
     }
@@ -543,7 +613,7 @@ pub async fn maybe_ask(env: &Env, me: &super::ShardSelf, records: usize, thresho
     if me.dev {
         headers.push((super::super::DEV_HEADER.to_owned(), "1".to_owned()));
     }
-    let body = json!({ "tenant": me.tenant, "shard": me.shard, "reason": "records", "headers": headers });
+    let body = json!({ "tenant": me.tenant, "shard": me.shard, "reason": "records", "headers": headers, "key": key });
     if let Err(e) = call(env, &directory_name(&me.tenant), SPLIT_PATH, &body, &[]).await {
         worker::console_error!("edgemem: shard {} of {} could not ask for a split: {e}", me.shard, me.tenant);
     }
