@@ -376,7 +376,7 @@ impl MemoryObject {
             // No alarm is set here: a new shard must not run background
             // work (extraction, the hand-over) on buckets it does not own
             // yet. Its first routed write after the flip sets one.
-            let v = shard::split::serve_move(&self.state, &store, shard::split::Held { fence: &self.shard_fence, writes: &self.in_flight, map: &self.shard_map }, step, &body, now_ms()).await?;
+            let v = shard::steps::serve_move(&self.state, &store, shard::steps::Held { fence: &self.shard_fence, writes: &self.in_flight, map: &self.shard_map }, step, &body, now_ms()).await?;
             return json_response(api::Response { status: 200, body: v, raw: None, content_type: None }).map_err(w);
         }
         // The headers a call to another of the tenant's objects carries.

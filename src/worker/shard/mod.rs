@@ -37,6 +37,7 @@ mod object;
 mod record;
 mod spans;
 pub mod split;
+pub mod steps;
 pub mod views;
 
 pub use admin::{admin, AdminAsk};
