@@ -10,6 +10,7 @@
 //
 //   make build && node benches/shard-cost.mjs
 //   COST_SHARDS=unsharded,4 COST_SAMPLES=10 node benches/shard-cost.mjs
+//   COST_OPS=export,publish node benches/shard-cost.mjs   (operations whose name holds one)
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -20,6 +21,7 @@ import { WORDS, next, sentence } from "./shard-corpus.mjs";
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 const COUNTS = (process.env.COST_SHARDS ?? "unsharded,1,4,16,64").split(",");
 const SAMPLES = Number(process.env.COST_SAMPLES ?? 30);
+const OPS = process.env.COST_OPS?.split(",");
 const RECORDS = 2000;
 const USERS = 200;
 const PRICE = { worker: 0.3, request: 0.15, written: 1.0, read: 0.001 };
@@ -64,7 +66,7 @@ async function measure(label, vars) {
       "change feed page": () => call("GET", `${dev.url}v1/events${ns}`),
       [`publish (${RECORDS} records)`]: () => call("POST", `${dev.url}v1/snapshots/publish${ns}`),
     };
-    for (const [name, op] of Object.entries(ops)) {
+    for (const [name, op] of Object.entries(ops).filter(([name]) => !OPS || OPS.some((o) => name.includes(o)))) {
       const sum = { do_calls: 0, tree_calls: 0, rows_read: 0, rows_written: 0, ms: 0 };
       for (let i = 0; i < SAMPLES; i++) {
         const t0 = performance.now();
