@@ -24,6 +24,10 @@ const WORKER_TOKEN = process.env.EDGEMEM_E2E_TOKEN ?? "";
 
 const ACTION_TIMEOUT_MS = 10_000;
 const TEST_TIMEOUT_MS = 90_000;
+// A panel's work against the Worker (wrangler dev sharing two cores with
+// the suite under CI) may outlast an action's timeout: once, a press's
+// panel stayed busy past 10 s in a full CI run and never alone.
+const IDLE_TIMEOUT_MS = 30_000;
 // After a press that must do nothing: time for a stray handler to show an error.
 const NOTHING_WAIT_MS = 300;
 
@@ -89,7 +93,12 @@ const PRESSES = [
 ];
 
 async function idle(page) {
-  await page.waitForFunction((sel) => document.querySelectorAll(`:is(${sel})[aria-busy]`).length === 0, BUSY_PANELS);
+  try {
+    await page.waitForFunction((sel) => document.querySelectorAll(`:is(${sel})[aria-busy]`).length === 0, BUSY_PANELS, { timeout: IDLE_TIMEOUT_MS });
+  } catch (e) {
+    const busy = await page.evaluate((sel) => [...document.querySelectorAll(`:is(${sel})[aria-busy]`)].map((el) => el.id || el.className), BUSY_PANELS);
+    throw new Error(`panels still busy after ${IDLE_TIMEOUT_MS} ms: ${busy.join(", ")} (${e.message})`);
+  }
 }
 
 async function load(page) {
