@@ -64,6 +64,12 @@ impl RequestKeys {
     }
 }
 
+/// The tenant key among headers passed on (`X-Edgemem-Encryption-Key`'s
+/// value), for the calls that carry it further: a split's, a publish's.
+pub(super) fn key_in<K: AsRef<str>>(headers: &[(K, String)]) -> Option<&str> {
+    headers.iter().find(|(name, _)| name.as_ref().eq_ignore_ascii_case(ENCRYPTION_KEY_HEADER)).map(|(_, v)| v.as_str())
+}
+
 /// The WebCrypto key of `raw` (a request's key), named by its id.
 pub(super) async fn key(raw: &[u8; 32]) -> Result<Key<WebCipher>> {
     Ok(Key { id: encryption_key_id(raw), cipher: WebCipher::from_raw(raw).await?, kdf: None })

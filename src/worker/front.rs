@@ -182,8 +182,7 @@ pub async fn front(req: &mut Request, env: &Env) -> R<Response> {
     let query = api::parse_query(url.query().unwrap_or(""));
 
     if path.starts_with("/v1/admin/shards") {
-        let key = crypt_headers.iter().find(|(n, _)| *n == ENCRYPTION_KEY_HEADER).map(|(_, v)| v.as_str());
-        let ask = super::shard::AdminAsk { method: method.as_ref(), path: &path, query: &query, body: &body, key };
+        let ask = super::shard::AdminAsk { method: method.as_ref(), path: &path, query: &query, body: &body, key: super::crypt::key_in(&crypt_headers) };
         let v = super::shard::admin(env, settings.dev, &principal, ask).await?;
         return super::json_response(api::Response { status: 200, body: v, raw: None, content_type: None }).map_err(w);
     }

@@ -117,8 +117,7 @@ impl MemoryObject {
         let threshold = env_u64(&self.env, "EDGEMEM_SHARD_SPLIT_RECORDS", default, limits::LTM_RECORDS_MAX as u64).unwrap_or(default) as usize;
         let Ok((records, _)) = api::moves::held(store).await else { return };
         // A sealed tenant's ask carries its key: the directory splits with it.
-        let key = keys.iter().find(|(n, _)| n.eq_ignore_ascii_case(crate::core::auth::ENCRYPTION_KEY_HEADER)).map(|(_, v)| v.as_str());
-        shard::steps::maybe_ask(&self.env, &me, records, threshold, key, &self.split_asked, now_ms()).await;
+        shard::steps::maybe_ask(&self.env, &me, records, threshold, super::crypt::key_in(keys), &self.split_asked, now_ms()).await;
     }
 }
 

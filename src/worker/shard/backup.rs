@@ -22,7 +22,7 @@ use worker::{Env, Headers, Method, Response};
 
 use super::{error_from, send_to, w, Answer, Routed, Sharded};
 use crate::api::export_stream::{head_ask, ExportAsk, ExportShards, Exporter};
-use crate::core::auth::{parse_encryption_key, ENCRYPTION_KEY_HEADER};
+use crate::core::auth::parse_encryption_key;
 use crate::core::engine::export_shard::{Owners, Splitter};
 use crate::core::error::{Error, Result};
 use crate::core::limits;
@@ -131,8 +131,8 @@ pub(super) async fn publish(s: &Sharded<'_>, map: &ShardMap, epoch: u64) -> Resu
     }
     // Every shard checks the key against its own when it answers its head,
     // so a replica is sealed under the key its tenant is sealed under.
-    let key = match s.base.iter().find(|(k, _)| k.eq_ignore_ascii_case(ENCRYPTION_KEY_HEADER)) {
-        Some((_, v)) => Some(parse_encryption_key(v)?),
+    let key = match super::super::crypt::key_in(&s.base) {
+        Some(v) => Some(parse_encryption_key(v)?),
         None => None,
     };
     let (mut ex, first) = match exporter(s, map, epoch, true).await? {

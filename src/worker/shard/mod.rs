@@ -390,7 +390,7 @@ pub(super) async fn dispatch(mut s: Sharded<'_>) -> Result<Response> {
 /// key, the directory is given it, so a split its restart left waiting
 /// for the key runs again ([`split::SplitKey`]).
 async fn resume_with_key(s: &Sharded<'_>) {
-    let Some((_, key)) = s.base.iter().find(|(k, _)| k.eq_ignore_ascii_case(crate::core::auth::ENCRYPTION_KEY_HEADER)) else { return };
+    let Some(key) = super::crypt::key_in(&s.base) else { return };
     let body = json!({ "tenant": s.tenant, "reason": "resume", "key": key });
     if let Err(e) = call(s.env, &directory_name(&s.tenant), split::SPLIT_PATH, &body, &[]).await {
         worker::console_error!("edgemem: the split of {} could not be resumed: {e}", s.tenant);
